@@ -1,0 +1,5 @@
+import sys
+
+from ci_agent.main import main
+
+sys.exit(main())

@@ -1,0 +1,33 @@
+"""The one error type of ci-agent and its exit codes (DESIGN.md §4.2).
+
+Callers raise a subclass; `main()` is the only place that turns one into an exit code.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILURE = 1  # expected failure with a clear message
+    USAGE = 2  # usage or configuration error
+    BUDGET_EXHAUSTED = 3
+    NO_SAFE_PATCH = 4
+    EXTERNAL_SERVICE = 5
+
+
+class CiAgentError(Exception):
+    """An error with a message written for the person reading the CI log."""
+
+    exit_code: ExitCode = ExitCode.FAILURE
+
+
+class UsageError(CiAgentError):
+    exit_code = ExitCode.USAGE
+
+
+class InputError(CiAgentError):
+    """An input file could not be read or is not in any format we know."""
+
+    exit_code = ExitCode.FAILURE

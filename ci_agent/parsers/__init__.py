@@ -1,0 +1,214 @@
+"""Format registry, sniffing and the one entry point that turns a file into ParseResults."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from ci_agent.envelope import HEAD_BYTES, EnvelopeInfo, decode_head, detect_encoding, iter_log_lines
+from ci_agent.errors import UsageError
+from ci_agent.model import ParseResult, RunError
+from ci_agent.parsers.base import LogParser, XmlParser
+
+XML_PARSERS: dict[str, XmlParser] = {}
+LOG_PARSERS: dict[str, LogParser] = {}
+
+# Order matters for log parsers: all that sniff positive run; the first is the fallback.
+_LOG_MODULES = ("msbuild", "dotnet_test", "compilers", "pytest_console")
+_XML_MODULES = ("trx", "junit", "nunit", "xunit")
+
+
+def _load() -> None:
+    import importlib
+
+    for mod_name in _XML_MODULES:
+        try:
+            mod = importlib.import_module(f"ci_agent.parsers.{mod_name}")
+        except ModuleNotFoundError as exc:  # a parser not written yet must not break the others
+            if exc.name != f"ci_agent.parsers.{mod_name}":
+                raise
+            continue
+        parser: XmlParser = mod.PARSER
+        XML_PARSERS[parser.name] = parser
+    for mod_name in _LOG_MODULES:
+        try:
+            mod = importlib.import_module(f"ci_agent.parsers.{mod_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"ci_agent.parsers.{mod_name}":
+                raise
+            continue
+        log_parser: LogParser = mod.PARSER
+        LOG_PARSERS[log_parser.name] = log_parser
+
+
+_load()
+
+_XML_ROOT_RE = re.compile(rb"<(?![?!])(?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)")
+_XML_START_RE = re.compile(rb"^\s*(?:<\?xml|<!--|<!DOCTYPE|<[A-Za-z_])")
+
+
+def all_formats() -> list[str]:
+    return [*XML_PARSERS, *LOG_PARSERS]
+
+
+def xml_root_name(head: bytes) -> str | None:
+    """Local name of the root element, if `head` looks like XML (any supported encoding)."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        head = head.decode("utf-16", errors="replace").encode("utf-8")
+    elif head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    if not _XML_START_RE.match(head):
+        return None
+    # Skip the prolog: declaration, comments, doctype (which may contain '<!ENTITY').
+    pos = 0
+    while True:
+        m = _XML_ROOT_RE.search(head, pos)
+        if m is None:
+            return None
+        before = head[:m.start()]
+        # inside a comment or DOCTYPE internal subset? then keep looking after it
+        if before.count(b"<!--") > before.count(b"-->"):
+            end = head.find(b"-->", m.start())
+            if end == -1:
+                return None
+            pos = end + 3
+            continue
+        if b"<!DOCTYPE" in before and before.count(b"[") > before.count(b"]"):
+            end = head.find(b"]>", m.start())
+            if end == -1:
+                return None
+            pos = end + 2
+            continue
+        return m.group(1).decode("ascii", errors="replace")
+
+
+@dataclass(frozen=True, slots=True)
+class Sniffed:
+    kind: str  # "xml" | "log"
+    formats: tuple[str, ...]
+
+
+def sniff(head: bytes, forced: str | None = None) -> Sniffed:
+    """Decide how to read an input from its first bytes (or from --format)."""
+    if forced is not None:
+        if forced in XML_PARSERS:
+            return Sniffed("xml", (forced,))
+        if forced in LOG_PARSERS:
+            return Sniffed("log", (forced,))
+        raise UsageError(f"unknown format {forced!r}; known formats: {', '.join(all_formats())}")
+    root = xml_root_name(head)
+    if root is not None:
+        for parser in XML_PARSERS.values():
+            if root in parser.root_names:
+                return Sniffed("xml", (parser.name,))
+        return Sniffed("xml", ())
+    lines = decode_head(head)
+    matched = tuple(p.name for p in LOG_PARSERS.values() if p.sniff(lines))
+    return Sniffed("log", matched)
+
+
+def parse_stream(
+    stream: BinaryIO, source: str, forced: str | None = None, keep_cases: bool = False
+) -> ParseResult:
+    """Parse one input. Never raises for bad content: problems become run_errors."""
+    head = stream.read(HEAD_BYTES)
+    sniffed = sniff(head, forced)
+    body = _Rejoined(head, stream)
+    if sniffed.kind == "xml":
+        if not sniffed.formats:
+            root = xml_root_name(head)
+            return ParseResult(
+                format="unknown",
+                run_errors=[RunError(source, f"XML root element <{root}> is not a test-result format we read "
+                                             f"(known: {', '.join(sorted(_xml_roots()))})")],
+            )
+        return XML_PARSERS[sniffed.formats[0]].parse(body, source, keep_cases=keep_cases)
+    if not head:
+        return ParseResult(format="empty", run_errors=[RunError(source, "the file is empty")])
+    if looks_binary(head):
+        return ParseResult(
+            format="binary",
+            run_errors=[RunError(source, "the file is binary, not a text log or an XML result file")],
+        )
+    names = sniffed.formats or tuple(LOG_PARSERS)  # unknown log: let every log parser look at it
+    return parse_log(body, source, names)
+
+
+def parse_log(stream: BinaryIO, source: str, names: Iterable[str]) -> ParseResult:
+    consumers = [(name, LOG_PARSERS[name].consumer(source)) for name in names]
+    info = EnvelopeInfo()
+    for line in iter_log_lines(stream, info):
+        for _, consumer in consumers:
+            consumer.feed(line)
+    results = [(name, consumer.finish()) for name, consumer in consumers]
+    merged = merge_results(results)
+    if info.truncated_lines:
+        merged.notes.append(f"{info.truncated_lines} over-long line(s) cut at 65536 characters")
+    return merged
+
+
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
+
+
+def looks_binary(head: bytes) -> bool:
+    """True when the first bytes are not text in any encoding we read (UTF-16 is text)."""
+    encoding, _ = detect_encoding(head)
+    if encoding != "utf-8" or not head:
+        return False
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    return controls > 0.1 * len(head)
+
+
+def merge_results(results: list[tuple[str, ParseResult]]) -> ParseResult:
+    """One ParseResult for a log read by several parsers; format names those that found something."""
+    useful = [name for name, r in results if r.diagnostics or r.failures or r.counts or r.run_errors]
+    merged = ParseResult(format="+".join(useful) if useful else (results[0][0] if results else "unknown"))
+    for _, r in results:
+        merged.diagnostics.extend(r.diagnostics)
+        merged.failures.extend(r.failures)
+        merged.run_errors.extend(r.run_errors)
+        merged.printed_diagnostics += r.printed_diagnostics
+        merged.notes.extend(r.notes)
+        if r.counts is not None:
+            merged.counts = r.counts if merged.counts is None else merged.counts + r.counts
+        if r.cases is not None:
+            merged.cases = (merged.cases or []) + r.cases
+    return merged
+
+
+def parse_path(path: Path | str, forced: str | None = None, keep_cases: bool = False) -> ParseResult:
+    with open(path, "rb") as fh:
+        return parse_stream(fh, str(path), forced, keep_cases)
+
+
+def _xml_roots() -> set[str]:
+    return {name for p in XML_PARSERS.values() for name in p.root_names}
+
+
+class _Rejoined(io.RawIOBase):
+    """The head already read for sniffing, followed by the rest of the stream."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            if size < 0:
+                out, self._head = self._head + self._rest.read(), b""
+                return out
+            out, self._head = self._head[:size], self._head[size:]
+            return out
+        return self._rest.read(size)
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)

@@ -1,0 +1,28 @@
+"""Shared test fixtures: where the real tool output lives."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# The team's shared corpus sits beside the checkout (CI lays a copy of shared/ there too).
+SHARED = Path(os.environ.get("CI_AGENT_SHARED", REPO_ROOT.parent / "shared")).resolve()
+SHARED_FIXTURES = SHARED / "fixtures"
+LOCAL_FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+def shared_fixture(relative: str) -> Path:
+    path = SHARED_FIXTURES / relative
+    if not path.exists():
+        pytest.fail(f"missing shared fixture {path} (set CI_AGENT_SHARED to the shared/ folder)")
+    return path
+
+
+@pytest.fixture
+def shared_fixtures() -> Path:
+    if not SHARED_FIXTURES.is_dir():
+        pytest.fail(f"shared fixtures not found at {SHARED_FIXTURES} (set CI_AGENT_SHARED)")
+    return SHARED_FIXTURES
