@@ -1,0 +1,317 @@
+"""ci-agent distillation benchmarks (DESIGN.md §6). Not tests: nothing here asserts a time.
+
+    python bench/run.py --all                 # generate inputs if missing, perf + reduction
+    python bench/run.py --perf --repeat 3     # 100 MB TRX / JUnit / log vs peers
+    python bench/run.py --reduction           # bytes in vs llm bytes on the real fixtures
+
+Every case runs in a fresh interpreter (`bench/_child.py` or the `ci-agent` CLI). Wall time is
+measured around the child (interpreter start and imports included); peak RSS is the child's
+`ru_maxrss` from os.wait4, i.e. exactly that process. Results go to bench/out/results.json and
+Markdown tables to stdout (or --markdown FILE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+OUT = BENCH / "out"
+FIXTURES = Path(os.environ.get("CI_AGENT_SHARED", REPO.parent / "shared")).resolve() / "fixtures"
+CHILD = [sys.executable, str(BENCH / "_child.py")]
+CLI = [sys.executable, "-m", "ci_agent", "distill"]
+
+sys.path.insert(0, str(BENCH))
+import gen_large_log  # noqa: E402
+import gen_large_trx  # noqa: E402
+
+
+@dataclass
+class Run:
+    wall_s: float
+    maxrss_mb: float
+    rc: int
+    report: dict[str, Any]
+    stderr_tail: str
+
+
+@dataclass
+class Case:
+    group: str
+    tool: str
+    input: Path
+    argv: list[str]
+    runs: list[Run] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        ok = [r for r in self.runs if r.rc == 0]
+        walls = [r.wall_s for r in ok]
+        return {
+            "group": self.group, "tool": self.tool, "input": self.input.name,
+            "input_mb": self.input.stat().st_size / 1e6,
+            "runs": len(self.runs), "failed_runs": len(self.runs) - len(ok),
+            "best_s": min(walls) if walls else None,
+            "median_s": statistics.median(walls) if walls else None,
+            "work_best_s": min((r.report.get("work_s", float("nan")) for r in ok), default=None),
+            "peak_rss_mb": max((r.maxrss_mb for r in ok), default=None),
+            "found": _found(ok[-1].report) if ok else _last_line(self.runs[-1].stderr_tail),
+        }
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return "FAILED: " + (lines[-1] if lines else "no output").replace("|", "/")
+
+
+def _found(report: dict[str, Any]) -> str:
+    keys = ("tests", "failed", "failures_kept", "printed_diagnostics", "unique_diagnostics",
+            "unique_lines", "llm_bytes", "run_errors")
+    return ", ".join(f"{k}={report[k]}" for k in keys if report.get(k) is not None)
+
+
+def measure(argv: list[str]) -> Run:
+    """Run argv to completion; wall clock around it and that child's own peak RSS."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    report: dict[str, Any] = {}
+    if proc.returncode == 0 and argv[0] != "grep":
+        report = _child_report(argv, stdout)
+    elif argv[0] == "grep":
+        report = {"printed_diagnostics": int(stdout or b"0")}
+    return Run(wall, usage.ru_maxrss / 1024, proc.returncode, report,
+               stderr.decode("utf-8", "replace")[-400:])
+
+
+def _child_report(argv: list[str], stdout: bytes) -> dict[str, Any]:
+    if argv[:len(CLI)] != CLI:
+        return dict(json.loads(stdout))
+    # The CLI prints the §4.1 JSON report; keep what shows it read the whole file.
+    try:
+        doc = json.loads(stdout)
+    except ValueError:
+        return {"stdout_bytes": len(stdout)}
+    tests, stats = doc.get("tests") or {}, doc.get("stats") or {}
+    return {"tests": tests.get("total"), "failed": tests.get("failed"),
+            "failures_kept": len(tests.get("failures") or []),
+            "printed_diagnostics": stats.get("printed_diagnostics"),
+            "unique_diagnostics": stats.get("unique_diagnostics"),
+            "llm_bytes": stats.get("llm_bytes"), "run_errors": len(doc.get("run_errors") or [])}
+
+
+# --- inputs --------------------------------------------------------------------------------------
+
+def ensure_inputs(size_mb: float, small_log_mb: float) -> dict[str, Path]:
+    OUT.mkdir(parents=True, exist_ok=True)
+    tag, small = f"{size_mb:g}mb", f"{small_log_mb:g}mb"
+    paths = {
+        "trx": OUT / f"large-{tag}.trx",
+        "junit": OUT / f"large-{tag}.junit.xml",
+        "log": OUT / f"large-{tag}.log",
+        "log_small": OUT / f"large-{small}.log",
+    }
+    if not paths["trx"].exists():
+        print(gen_large_trx.write_trx(paths["trx"], size_mb, seed=1, fail_ratio=0.01), file=sys.stderr)
+    if not paths["junit"].exists():
+        print(gen_large_trx.write_junit(paths["junit"], size_mb), file=sys.stderr)
+    for key, mb in (("log", size_mb), ("log_small", small_log_mb)):
+        if not paths[key].exists():
+            print(gen_large_log.write_log(paths[key], mb, seed=1, variants=40), file=sys.stderr)
+    return paths
+
+
+# --- performance ---------------------------------------------------------------------------------
+
+def perf_cases(paths: dict[str, Path]) -> list[Case]:
+    def ours(group: str, p: Path) -> list[Case]:
+        return [Case(group, "ci-agent distill --output json", p, [*CLI, "--output", "json", str(p)]),
+                Case(group, "ours: parse_path (+distill) API", p, [*CHILD, "ours-api", str(p)])]
+
+    def child(group: str, tool: str, p: Path) -> Case:
+        return Case(group, tool, p, [*CHILD, tool, str(p)])
+
+    trx, junit, log, small = paths["trx"], paths["junit"], paths["log"], paths["log_small"]
+    return [
+        child("baseline", "noop", trx),
+        *ours("TRX", trx), child("TRX", "lxml-parse", trx),
+        *ours("JUnit", junit), child("JUnit", "lxml-parse", junit), child("JUnit", "junitparser", junit),
+        child("JUnit", "test-results-parser", junit),
+        *ours("log", log), child("log", "line-scan", log),
+        Case("log", "grep -c (GNU grep, C)", log,
+             ["grep", "-c", "-E", r"\b(error|warning) [A-Z]+[0-9]+:", str(log)]),
+        *ours("log-small", small), child("log-small", "line-scan", small),
+    ]
+
+
+def run_cases(cases: list[Case], repeat: int) -> None:
+    for case in cases:
+        for _ in range(1 if case.tool == "noop" else repeat):
+            case.runs.append(measure(case.argv))
+        s = case.summary()
+        print(f"{case.group:10} {case.tool:34} best={s['best_s']} rss={s['peak_rss_mb']} {s['found']}",
+              file=sys.stderr)
+
+
+# --- reduction on real fixtures ------------------------------------------------------------------
+
+def reduction_inputs() -> list[Path]:
+    skip = ("README.md", ".gitattributes")
+    logs = sorted(p for p in (FIXTURES / "dotnet-logs").iterdir()
+                  if p.is_file() and not p.name.endswith(".json") and p.name not in skip)
+    trx = sorted((FIXTURES / "enricomi" / "trx").rglob("*.trx"))
+    junit = [FIXTURES / "dorny/fixtures/external/java/pulsar-test-report.xml",
+             FIXTURES / "dorny/fixtures/external/jest/jest-test-results.xml",
+             FIXTURES / "dorny/fixtures/jest-junit.xml",
+             FIXTURES / "dorny/fixtures/python-xunit-pytest.xml"]
+    return [*logs, *trx, *[p for p in junit if p.exists()]]
+
+
+def _has_duplicated_summary(path: Path) -> bool:
+    raw = path.read_bytes()
+    text = raw.decode("utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else raw.decode("utf-8", "replace")
+    return "Build FAILED." in text and ("Warning(s)" in text or "Error(s)" in text)
+
+
+def reduction(paths: list[Path]) -> list[dict[str, Any]]:
+    rows = []
+    for p in paths:
+        size = p.stat().st_size
+        js = subprocess.run([*CLI, "--output", "json", str(p)], capture_output=True, cwd=REPO)
+        llm = subprocess.run([*CLI, "--output", "llm", str(p)], capture_output=True, cwd=REPO)
+        row: dict[str, Any] = {"file": str(p.relative_to(FIXTURES)), "bytes_in": size,
+                               "dup_summary": p.suffix != ".trx" and _has_duplicated_summary(p),
+                               "rc_json": js.returncode, "rc_llm": llm.returncode}
+        try:
+            doc = json.loads(js.stdout)
+            stats, tests = doc.get("stats") or {}, doc.get("tests") or {}
+            row.update(printed=stats.get("printed_diagnostics"), unique=stats.get("unique_diagnostics"),
+                       stats_llm_bytes=stats.get("llm_bytes"), failed_tests=tests.get("failed"),
+                       kept_failures=len(tests.get("failures") or []), tests=tests.get("total"))
+        except ValueError:
+            row["error"] = (js.stderr.decode("utf-8", "replace") or "no JSON")[-200:]
+        if llm.returncode in (0, 1) and llm.stdout:
+            row["llm_bytes"] = len(llm.stdout)
+            row["ratio"] = size / len(llm.stdout)
+        rows.append(row)
+        print(f"{row['file']:70} {size:>9} -> {row.get('llm_bytes')} ({row.get('ratio')})", file=sys.stderr)
+    return rows
+
+
+# --- reporting -----------------------------------------------------------------------------------
+
+def machine_facts() -> dict[str, str]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    facts = {"nproc": str(os.cpu_count()), "cpu": cpu, "python": platform.python_version(),
+             "platform": platform.platform()}
+    try:
+        mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
+        facts["memory"] = f"{int(mem) / 1024 / 1024:.1f} GiB"
+    except (OSError, IndexError, ValueError):
+        pass
+    for dist in ("ci-agent", "lxml", "junitparser", "test_results_parser"):
+        try:
+            facts[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            facts[dist] = "not installed"
+    with contextlib.suppress(OSError):
+        facts["ci-agent commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                                                  capture_output=True, text=True).stdout.strip()
+    return facts
+
+
+def _fmt(v: Any, spec: str = ".2f") -> str:
+    return "–" if v is None else format(v, spec)
+
+
+def markdown(facts: dict[str, str], perf: list[dict[str, Any]], red: list[dict[str, Any]],
+             argv: list[str]) -> str:
+    lines = [f"Command: `python bench/{' '.join(['run.py', *argv])}`", "",
+             "| machine | |", "|---|---|", *[f"| {k} | {v} |" for k, v in facts.items()], ""]
+    if perf:
+        lines += ["| group | tool | input | MB | best wall s | median wall s | work s (best) | peak RSS MB | "
+                  "runs | found |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for s in perf:
+            lines.append(f"| {s['group']} | {s['tool']} | {s['input']} | {s['input_mb']:.1f} | "
+                         f"{_fmt(s['best_s'])} | {_fmt(s['median_s'])} | {_fmt(s['work_best_s'])} | "
+                         f"{_fmt(s['peak_rss_mb'], '.0f')} | {s['runs'] - s['failed_runs']}/{s['runs']} | "
+                         f"{s['found']} |")
+        lines.append("")
+    if red:
+        lines += ["| fixture | bytes in | llm bytes | reduction | printed diags | unique diags | "
+                  "failed tests (kept) | dup. summary |", "|---|---|---|---|---|---|---|---|"]
+        for r in red:
+            failed = "–" if r.get("failed_tests") is None else \
+                f"{r['failed_tests']} ({r.get('kept_failures')})"
+            lines.append(f"| {r['file']} | {r['bytes_in']} | {r.get('llm_bytes', '–')} | "
+                         f"{_fmt(r.get('ratio'), '.1f')}{'x' if r.get('ratio') else ''} | "
+                         f"{r.get('printed', '–')} | {r.get('unique', '–')} | {failed} | "
+                         f"{'yes' if r['dup_summary'] else ''} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = argparse.ArgumentParser(description="ci-agent distillation benchmarks")
+    ap.add_argument("--all", action="store_true", help="--perf and --reduction")
+    ap.add_argument("--perf", action="store_true")
+    ap.add_argument("--reduction", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per perf case (best and median)")
+    ap.add_argument("--size-mb", type=float, default=100.0)
+    ap.add_argument("--small-log-mb", type=float, default=10.0)
+    ap.add_argument("--only", help="perf: run only groups containing this text (TRX, JUnit, log)")
+    ap.add_argument("--markdown", type=Path, help="write the tables here instead of stdout")
+    args = ap.parse_args(argv)
+    if not (args.all or args.perf or args.reduction):
+        ap.error("choose --all, --perf or --reduction")
+    facts = machine_facts()
+    perf: list[dict[str, Any]] = []
+    red: list[dict[str, Any]] = []
+    raw: dict[str, Any] = {"facts": facts, "argv": argv}
+    if args.all or args.perf:
+        cases = perf_cases(ensure_inputs(args.size_mb, args.small_log_mb))
+        if args.only:
+            cases = [c for c in cases if args.only.lower() in c.group.lower() or c.group == "baseline"]
+        run_cases(cases, args.repeat)
+        perf = [c.summary() for c in cases]
+        raw["perf"] = [{**c.summary(), "runs_raw": [asdict(r) for r in c.runs]} for c in cases]
+    if args.all or args.reduction:
+        red = reduction(reduction_inputs())
+        raw["reduction"] = red
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "results.json").write_text(json.dumps(raw, indent=1, default=str))
+    text = markdown(facts, perf, red, argv)
+    if args.markdown:
+        args.markdown.write_text(text)
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
