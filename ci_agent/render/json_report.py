@@ -1,0 +1,64 @@
+"""`--output json`: the stable report of DESIGN.md §4.1 (schema `ci-agent/report@1`).
+
+Nothing is dropped here: every unique diagnostic, every failed test with all its project
+frames and its full message. Keys and types are exactly those of the contract and of
+`ci_agent/schemas/report-v1.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ci_agent.model import Report
+
+SCHEMA_ID = "ci-agent/report@1"
+
+
+def report_dict(report: Report, llm_bytes: int) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_ID,
+        "sources": [{"path": s.path, "format": s.format, "bytes": s.bytes} for s in report.sources],
+        "diagnostics": [
+            {
+                "severity": d.severity.value,
+                "file": d.file,
+                "line": d.line,
+                "column": d.column,
+                "code": d.code,
+                "message": d.message,
+                "project": d.project,
+                "origin": d.origin,
+                "in_repo": d.in_repo,
+            }
+            for d in report.diagnostics
+        ],
+        "tests": {
+            "total": report.counts.total,
+            "passed": report.counts.passed,
+            "failed": report.counts.failed,
+            "skipped": report.counts.skipped,
+            "failures": [
+                {
+                    "name": f.name,
+                    "outcome": f.outcome.value,
+                    "message": f.message,
+                    "frames": list(f.frames),
+                    "file": f.file,
+                    "line": f.line,
+                }
+                for f in report.failures
+            ],
+        },
+        "run_errors": [{"source": e.source, "message": e.message} for e in report.run_errors],
+        "stats": {
+            "input_bytes": report.input_bytes,
+            "printed_diagnostics": report.printed_diagnostics,
+            "unique_diagnostics": len(report.diagnostics),
+            "llm_bytes": llm_bytes,
+        },
+    }
+
+
+def render_json(report: Report, llm_bytes: int) -> str:
+    return json.dumps(report_dict(report, llm_bytes), ensure_ascii=False, indent=2) + "\n"

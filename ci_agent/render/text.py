@@ -1,0 +1,198 @@
+"""The two human/model-readable renderings: `llm` (compact plain text) and `markdown` (job summary).
+
+Both are bounded by a byte budget and both say how many items they left out; the JSON report
+always has everything.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from ci_agent.model import Report, ReportDiagnostic, ReportFailure, Severity
+from ci_agent.render.budget import Section, clean, fit, shorten
+
+DEFAULT_LLM_BYTES = 8000
+DEFAULT_MARKDOWN_BYTES = 64 * 1024
+MAX_MARKDOWN_BYTES = 1024 * 1024  # GitHub's job summary limit per step
+MAX_FRAMES = 5
+MESSAGE_CHARS = 400
+DETAIL_LINES = 6
+FAILURE_MESSAGE_CHARS = 600
+FAILURE_MESSAGE_LINES = 8
+MAX_LISTED_SOURCES = 5
+
+_NOUNS = {Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO: "notes"}
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary_line(report: Report) -> str:
+    errors = sum(1 for d in report.diagnostics if d.severity is Severity.ERROR)
+    warnings = sum(1 for d in report.diagnostics if d.severity is Severity.WARNING)
+    parts = [plural(errors, "error"), plural(warnings, "warning")]
+    c = report.counts
+    if c.total or report.failures:
+        parts.append(f"tests: {c.failed} failed, {c.passed} passed, {c.skipped} skipped of {c.total}")
+    if report.run_errors:
+        parts.append(plural(len(report.run_errors), "run error"))
+    return ", ".join(parts)
+
+
+def location(diag: ReportDiagnostic) -> str:
+    """MSBuild-style origin: `file(line,col)`, `file`, or the tool origin."""
+    if diag.file is None:
+        return diag.origin or "(no file)"
+    if diag.line is None:
+        return diag.file
+    if diag.column is None:
+        return f"{diag.file}({diag.line})"
+    return f"{diag.file}({diag.line},{diag.column})"
+
+
+def failure_location(failure: ReportFailure) -> str:
+    if failure.file is None:
+        return ""
+    return f"{failure.file}:{failure.line}" if failure.line else failure.file
+
+
+def _diagnostic_text(diag: ReportDiagnostic) -> str:
+    code = f" {diag.code}" if diag.code else ""
+    text = f"{location(diag)}: {diag.severity.value}{code}: {shorten(clean(diag.message), MESSAGE_CHARS)}"
+    if diag.project and not diag.in_repo:
+        text += f" [{diag.project}]"
+    if diag.count > 1:
+        text += f" (printed {diag.count}x)"
+    if diag.detail:
+        detail = shorten(clean(diag.detail), MESSAGE_CHARS, DETAIL_LINES)
+        text += "\n" + "\n".join("    " + line for line in detail.split("\n"))
+    return text
+
+
+def _frames_text(failure: ReportFailure) -> list[str]:
+    lines = [clean(frame) for frame in failure.frames[:MAX_FRAMES]]
+    if len(failure.frames) > MAX_FRAMES:
+        lines.append(f"... {len(failure.frames) - MAX_FRAMES} more project frames")
+    return lines
+
+
+def _failure_header(failure: ReportFailure) -> str:
+    where = failure_location(failure)
+    outcome = "" if failure.outcome.value == "failed" else f" ({failure.outcome.value})"
+    return f"{clean(failure.name)}{outcome}" + (f" at {where}" if where else "")
+
+
+# --------------------------------------------------------------------------- llm
+
+
+def _llm_omitted(n: int, noun: str) -> str:
+    return f"... {n} more {noun} omitted (see the JSON report)\n"
+
+
+def render_llm(report: Report, max_bytes: int = DEFAULT_LLM_BYTES) -> str:
+    head = [f"ci-agent report: {summary_line(report)}\n"]
+    sources = report.sources[:MAX_LISTED_SOURCES]
+    listed = ", ".join(f"{clean(s.path)} ({s.format}, {s.bytes} bytes)" for s in sources)
+    more = len(report.sources) - len(sources)
+    head.append(f"inputs: {listed}{f', and {more} more' if more else ''}\n")
+    sections = [
+        Section("\nRUN ERRORS\n", [f"{clean(e.source)}: {shorten(clean(e.message), MESSAGE_CHARS)}\n"
+                                   for e in report.run_errors], "run errors"),
+        _llm_diagnostics(report, Severity.ERROR),
+        Section(f"\nFAILED TESTS ({len(report.failures)})\n",
+                [_llm_failure(f) for f in report.failures], "failed tests"),
+        _llm_diagnostics(report, Severity.WARNING),
+        _llm_diagnostics(report, Severity.INFO),
+    ]
+    return fit("".join(head), sections, max_bytes, _llm_omitted)
+
+
+def _llm_diagnostics(report: Report, severity: Severity) -> Section:
+    items = [_diagnostic_text(d) + "\n" for d in report.diagnostics if d.severity is severity]
+    noun = _NOUNS[severity]
+    return Section(f"\n{noun.upper()} ({len(items)} unique)\n", items, noun)
+
+
+def _llm_failure(failure: ReportFailure) -> str:
+    lines = [f"- {_failure_header(failure)}"]
+    if failure.message:
+        message = shorten(clean(failure.message), FAILURE_MESSAGE_CHARS, FAILURE_MESSAGE_LINES)
+        lines.extend("    " + line for line in message.split("\n"))
+    lines.extend("    " + frame for frame in _frames_text(failure))
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- markdown
+
+_MD_SPECIAL_RE = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def md_text(text: str) -> str:
+    """Inline Markdown that shows `text` literally (no links, emphasis, HTML or mentions)."""
+    escaped = html.escape(clean(text).replace("\n", " "), quote=False)
+    return _MD_SPECIAL_RE.sub(r"\\\1", escaped).replace("@", "@\u200b")
+
+
+def md_code(text: str) -> str:
+    """An inline code span that holds any text, backticks included."""
+    text = clean(text).replace("\n", " ")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_block(text: str) -> str:
+    text = clean(text)
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}\n"
+
+
+def _md_omitted(n: int, noun: str) -> str:
+    return f"\n_... {n} more {noun} omitted (see the JSON report)_\n"
+
+
+def render_markdown(report: Report, max_bytes: int = DEFAULT_MARKDOWN_BYTES) -> str:
+    max_bytes = min(max_bytes, MAX_MARKDOWN_BYTES)
+    head = f"## ci-agent: {md_text(summary_line(report))}\n\n"
+    sources = ", ".join(md_code(s.path) for s in report.sources[:MAX_LISTED_SOURCES])
+    more = len(report.sources) - MAX_LISTED_SOURCES
+    head += f"Inputs: {sources}{f' and {more} more' if more > 0 else ''}\n"
+    sections = [
+        Section("\n### Run errors\n\n", [f"- {md_code(e.source)}: {md_text(e.message)}\n"
+                                         for e in report.run_errors], "run errors"),
+        _md_diagnostics(report, Severity.ERROR),
+        Section(f"\n### Failed tests ({len(report.failures)})\n\n",
+                [_md_failure(f) for f in report.failures], "failed tests"),
+        _md_diagnostics(report, Severity.WARNING),
+        _md_diagnostics(report, Severity.INFO),
+    ]
+    return fit(head, sections, max_bytes, _md_omitted)
+
+
+def _md_diagnostics(report: Report, severity: Severity) -> Section:
+    noun = _NOUNS[severity]
+    items = []
+    for d in report.diagnostics:
+        if d.severity is not severity:
+            continue
+        code = f" **{md_text(d.code)}**" if d.code else ""
+        count = f" (printed {d.count}x)" if d.count > 1 else ""
+        message = md_text(shorten(d.message, MESSAGE_CHARS))
+        items.append(f"- {md_code(location(d))}{code} {message}{count}\n")
+    return Section(f"\n### {noun.capitalize()} ({len(items)} unique)\n\n", items, noun)
+
+
+def _md_failure(failure: ReportFailure) -> str:
+    summary = html.escape(_failure_header(failure), quote=False).replace("@", "@\u200b")
+    body = []
+    if failure.message:
+        body.append(shorten(clean(failure.message), FAILURE_MESSAGE_CHARS, FAILURE_MESSAGE_LINES))
+    body.extend(_frames_text(failure))
+    text = f"<details><summary><code>{summary}</code></summary>\n\n"
+    if body:
+        text += md_block("\n".join(body))
+    return text + "\n</details>\n"
