@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ci_agent.model import Diagnostic, ParseResult, RunError, Severity
 
@@ -63,9 +64,8 @@ _LANDMARKS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Header:
-    """One physical diagnostic line, split into its parts."""
+class Header(NamedTuple):
+    """One physical diagnostic line, split into its parts (a tuple: built once per header line)."""
 
     prefix: str  # everything up to and including the colon after the code: equal on continuations
     severity: Severity
@@ -319,18 +319,22 @@ class MsbuildConsumer:
         self._tl_failed_errors: int | None = None
 
     def feed(self, line: str) -> None:
-        header = parse_header(line)
-        if header is not None:
-            self.result.printed_diagnostics += 1
-            self._take(header)
-            return
-        if self._held is not None:
-            self._release(self._held)
-        event = self._event
-        if event is not None and event.tl_indent is not None and self._continue_indented(event, line):
-            return
-        self._emit()
-        self._note_run_fact(line)
+        # The hot path: most lines of a big log mention neither category word and no event is open.
+        if "error" in line or "warning" in line:
+            header = parse_header(line)
+            if header is not None:
+                self.result.printed_diagnostics += 1
+                self._take(header)
+                return
+        if self._event is not None or self._held is not None:
+            if self._held is not None:
+                self._release(self._held)
+            event = self._event
+            if event is not None and event.tl_indent is not None and self._continue_indented(event, line):
+                return
+            self._emit()
+        if "ailed" in line or "FAILED" in line or "(s)" in line:
+            self._note_run_fact(line)
 
     def _continue_indented(self, event: _Event, line: str) -> bool:
         """Terminal-logger continuation: a line indented deeper than its header."""
@@ -385,8 +389,6 @@ class MsbuildConsumer:
 
     def _note_run_fact(self, line: str) -> None:
         """Remember what the log says about the build result (for a failure with no diagnostic)."""
-        if "ailed" not in line and "FAILED" not in line and "(s)" not in line:
-            return
         body = line.strip()
         node = _NODE_PREFIX_RE.match(body)
         if node:
