@@ -130,6 +130,15 @@ def _with_count(diag: ReportDiagnostic, count: int) -> ReportDiagnostic:
     )
 
 
+def qualified_name(case: TestCase) -> str:
+    """`Ns.Class.Method`: TRX/NUnit/JUnit may give the bare method name and the class apart."""
+    if case.classname and not case.name.startswith(case.classname + "."):
+        bare = case.name.split("(", 1)[0]
+        if "." not in bare:
+            return f"{case.classname}.{case.name}"
+    return case.name
+
+
 def report_failure(case: TestCase, paths: RepoPaths, source: str) -> ReportFailure:
     """A failed test with its stack reduced to project frames; file/line = first project frame."""
     found = project_frames(case.stack, paths, case.classname, case.name)
@@ -143,7 +152,7 @@ def report_failure(case: TestCase, paths: RepoPaths, source: str) -> ReportFailu
     else:
         file, line = None, None
     return ReportFailure(
-        name=case.name,
+        name=qualified_name(case),
         outcome=case.outcome,
         message=case.message,
         frames=tuple(f.text for f in found.frames),

@@ -22,7 +22,8 @@ _WIN_ABS_RE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
 # Reproducible builds map the source root to `/_/`; `~/` shows up in some runners' traces.
 _DETERMINISTIC_PREFIXES = ("/_/", "~/")
 # Conventional folders below a checkout root: the root is the parent of the first one.
-_BELOW_ROOT_DIRS = frozenset({"src", "source", "sources", "test", "tests", "node_modules", "bin", "obj"})
+# (Not `source`: Visual Studio puts every checkout under `%USERPROFILE%\\source\\repos`.)
+_BELOW_ROOT_DIRS = frozenset({"src", "test", "tests", "node_modules", "bin", "obj"})
 # Toolchain and package-cache locations: never the repository, never evidence for its root.
 _OUTSIDE_REPO_RE = re.compile(
     r"[\\/](?:program files(?: \(x86\))?|\.nuget[\\/]packages|nuget[\\/]packages|hostedtoolcache"
@@ -54,7 +55,7 @@ def _parts(path: str) -> list[str]:
     """Components of an absolute path; the first is the anchor (`C:`, `\\\\server`, `/`)."""
     if is_windows_path(path):
         drive, rest = ntpath.splitdrive(path.replace("/", "\\"))
-        return [drive.upper() if len(drive) == 2 else drive, *[p for p in rest.split("\\") if p]]
+        return [drive, *[p for p in rest.split("\\") if p]]
     return ["/", *[p for p in path.split("/") if p]]
 
 
