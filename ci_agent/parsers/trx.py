@@ -9,7 +9,8 @@ Decisions (see /work/shared/reference/trx-parsers.md §0-§3):
   finished without a verdict); InProgress/Pending count as skipped (they never finished, and a
   test that never finished must not look like a pass). Both are flagged in `notes`.
 - `TestCase.name` is `@testName` exactly as written; `classname` comes from TestDefinitions
-  (`TestMethod/@className` cut at the first `,`). Reports qualify with `qualified_name()`.
+  (`TestMethod/@className` cut at the first `,`). Reports qualify with
+  `trx_fields.qualified_name()` (`Class.Method` unless testName already starts with the class).
 - The run itself can fail with no failing test (host crash, missing framework): that is a
   RunError. xUnit's per-test `RunInfo` echoes (`... [FAIL]`/`[SKIP]`) are not.
 - `ResultSummary/Counters` are not trusted (VSTest double-counts data-driven parents); a
@@ -26,81 +27,25 @@ from typing import Any, BinaryIO
 from lxml import etree
 
 from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
+from ci_agent.parsers.trx_fields import (
+    KNOWN_RESULT_KINDS,
+    OUTCOMES,
+    first_frame_location,
+    map_outcome,
+    parse_duration,
+)
 from ci_agent.parsers.xmlsafe import SanitizingReader, clear_element, iterparse, local_name, text_of
 
 STDOUT_LIMIT = 4096
 RUN_TEXT_LIMIT = 4096
 MAX_RUN_INFOS = 20
 
-OUTCOMES: dict[str, Outcome] = {
-    "Passed": Outcome.PASSED,
-    "Failed": Outcome.FAILED,
-    "Error": Outcome.ERROR,
-    "Timeout": Outcome.TIMEOUT,
-    "Aborted": Outcome.ABORTED,
-    "NotExecuted": Outcome.SKIPPED,
-    "Inconclusive": Outcome.INCONCLUSIVE,
-    "NotRunnable": Outcome.ERROR,  # bad signature / missing attribute: a setup failure
-    "PassedButRunAborted": Outcome.PASSED,  # plus a RunError: the run itself was aborted
-    "Warning": Outcome.PASSED,  # noted
-    "Disconnected": Outcome.ABORTED,  # the agent went away: an infrastructure failure
-    "Completed": Outcome.PASSED,  # noted
-    "InProgress": Outcome.SKIPPED,  # noted
-    "Pending": Outcome.SKIPPED,  # noted
-}
 _NOTED_OUTCOMES = frozenset({"Warning", "Completed", "InProgress", "Pending", "NotRunnable", "Disconnected"})
-KNOWN_RESULT_KINDS = frozenset(
-    {"UnitTestResult", "TestResultAggregation", "WebTestResult", "GenericTestResult",
-     "ManualTestResult", "TestResult", "LoadTestResult"}
-)
 _FAILING_RUN_OUTCOMES = frozenset({"Failed", "Error", "Aborted", "Timeout", "Disconnected"})
-_DURATION_RE = re.compile(r"^\s*(?:(\d+)\.)?(\d+):(\d+):(\d+(?:\.\d+)?)\s*$")
-# The first frame with a file: any UI language's "line" word; Windows, `/_/`, `/` and `~/` paths.
-_FRAME_FILE_RE = re.compile(
-    r"(?:^|\s)(?P<file>(?:[A-Za-z]:[\\/]|[\\/]|~[\\/])[^\n]*?):"
-    r"(?:line|línea|linea|Zeile|ligne|riga|regel|linha|lijn|rad|linje|wiersz|řádek|satır|строка|行号|行|줄)"
-    r" ?(?P<line>\d+)\s*$",
-    re.MULTILINE,
-)
 # xUnit under VSTest echoes every failed/skipped test as a RunInfo; MTP exit code 2 means
 # "some test failed". Both repeat test failures we already report.
 _ECHO_RE = re.compile(r"\[(?:FAIL|SKIP)\]\s*$")
 _MTP_TEST_FAILURE_EXIT_RE = re.compile(r"Exit code indicates failure: '2'")
-
-
-def qualified_name(classname: str | None, name: str) -> str:
-    """The full name for reports: `Class.Method` unless `name` is already qualified by it."""
-    if not classname or name.startswith(classname + "."):
-        return name
-    return f"{classname}.{name}"
-
-
-def parse_duration(text: str | None) -> float | None:
-    """TimeSpan text (`00:00:18`, `00:00:01.2345678`, `1.02:03:04.5`) -> seconds, or None."""
-    if not text:
-        return None
-    m = _DURATION_RE.match(text)
-    if m is None:
-        return None
-    days, hours, minutes, seconds = m.groups()
-    return int(days or 0) * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
-
-
-def first_frame_location(stack: str | None) -> tuple[str | None, int | None]:
-    """File and line of the first stack frame that names a file, in any UI language."""
-    if not stack:
-        return None, None
-    m = _FRAME_FILE_RE.search(stack)
-    if m is None:
-        return None, None
-    return m.group("file").strip(), int(m.group("line"))
-
-
-def map_outcome(raw: str | None) -> Outcome:
-    """A TRX outcome -> ours. Missing or unknown is an error: never a silent pass."""
-    if raw is None:
-        return Outcome.ERROR
-    return OUTCOMES.get(raw.strip(), Outcome.ERROR)
 
 
 @dataclass(slots=True)
@@ -146,10 +91,8 @@ class _State:
 
 
 def _child(elem: Any, name: str) -> Any:
-    for child in elem:
-        if local_name(child.tag) == name:
-            return child
-    return None
+    """The first child with this local name, in any namespace or none."""
+    return elem.find("{*}" + name)
 
 
 def _text(elem: Any) -> str | None:
@@ -236,14 +179,18 @@ def _end_result(state: _State, result: Any, kind: str, frame: list[int]) -> None
 
 def _end_definition(state: _State, definition: Any) -> None:
     """Remember the class of one TestDefinitions entry, keyed by test id and execution id."""
+    if state.results_done and not state.needed_ids:
+        return  # every result is read and none is kept: no class name is needed
     class_name: str | None = None
     execution_id: str | None = None
-    for sub in definition.iter():
-        name = local_name(sub.tag)
-        if name == "TestMethod" and class_name is None:
+    for sub in definition:
+        tag = sub.tag
+        if not isinstance(tag, str):
+            continue
+        if tag.endswith("TestMethod") and local_name(tag) == "TestMethod":
             raw = sub.get("className")
             class_name = sys.intern(raw.split(",", 1)[0].strip()) if raw else None
-        elif name == "Execution" and execution_id is None:
+        elif tag.endswith("Execution") and local_name(tag) == "Execution":
             execution_id = sub.get("id")
     for key in (definition.get("id"), execution_id):
         # once every result is read, only the ids of kept results matter (flat memory)
@@ -260,66 +207,98 @@ def _end_run_info(state: _State, info: Any) -> None:
         state.run_infos.append(_RunInfo(info.get("outcome") or "", text[:RUN_TEXT_LIMIT]))
 
 
+# What an open element is, decided once at its start event from its parent's kind alone (no
+# element order assumed). Elements whose subtree holds nothing to classify are "opaque": events
+# inside them cost one comparison, which is what keeps a 100 MB file under two seconds.
+(_OTHER, _RUN, _SECTION, _RESULTS, _RESULT, _INNER, _DEFINITIONS, _DEFINITION,
+ _SUMMARY, _RUN_INFOS, _RUN_INFO, _SUMMARY_OUTPUT, _RUN_STDOUT) = range(13)
+_SECTIONS = {"Results": _RESULTS, "TestDefinitions": _DEFINITIONS, "ResultSummary": _SUMMARY}
+_OPAQUE = frozenset({_OTHER, _DEFINITION, _RUN_INFO, _RUN_STDOUT})
+
+
+def _classify(parent: int, name: str) -> int:
+    if parent in (_RESULTS, _INNER):
+        return _RESULT
+    if parent == _RESULT:
+        return _INNER if name == "InnerResults" else _OTHER
+    if parent == _RUN:
+        return _SECTIONS.get(name, _SECTION)
+    if parent == _DEFINITIONS:
+        return _DEFINITION
+    if parent == _SUMMARY:
+        return _RUN_INFOS if name == "RunInfos" else _SUMMARY_OUTPUT if name == "Output" else _OTHER
+    if parent == _RUN_INFOS and name == "RunInfo":
+        return _RUN_INFO
+    if parent == _SUMMARY_OUTPUT and name == "StdOut":
+        return _RUN_STDOUT
+    return _OTHER
+
+
+def _free(elem: Any, freed: int) -> int:
+    """Free a finished element now; unlink finished siblings in batches (unlinking each one
+    on its own is a large share of the time on a 100 MB file). Returns the new count."""
+    elem.clear(keep_tail=False)
+    freed += 1
+    if freed % 256 == 0:
+        clear_element(elem)
+    return freed
+
+
 def _walk(state: _State, reader: SanitizingReader) -> None:
-    path: list[str] = []
-    held = 0  # open elements whose subtree is read at their end: do not clear inside them
+    kinds: list[int] = []  # kinds of the open, non-opaque-interior elements
+    names: dict[str, str] = {}  # tag -> local name (a handful of distinct tags)
+    depth = 0
+    opaque_at = 0  # depth of the open opaque element, 0 when none
+    small_ends = 0
     for event, elem in iterparse(reader):
         if event == "start":
-            name = local_name(elem.tag)
-            path.append(name)
-            depth = len(path)
-            if depth == 1 and name != "TestRun":
-                raise _NotTrx(name)
-            if _is_result(path):
+            depth += 1
+            if opaque_at:
+                continue
+            tag = elem.tag
+            name = names.get(tag) if isinstance(tag, str) else ""
+            if name is None:
+                name = names[tag] = local_name(tag)
+            if not kinds:
+                if name != "TestRun":
+                    raise _NotTrx(name)
+                kinds.append(_RUN)
+                continue
+            kind = _classify(kinds[-1], name)
+            kinds.append(kind)
+            if kind in _OPAQUE:
+                opaque_at = depth
+            if kind == _RESULT:
                 state.open_results.append([0, 0])
-                held += 1
-            elif depth == 3 and path[1] == "TestDefinitions":
-                held += 1
-            elif depth == 2 and name == "ResultSummary":
+            elif kind == _SUMMARY:
                 state.run_outcome = elem.get("outcome")
-            elif depth == 3 and path[1] == "ResultSummary" and name == "Counters":
+            elif kind == _OTHER and name == "Counters" and kinds[-2] == _SUMMARY:
                 state.counters_total = _int_or_none(elem.get("total"))
-            elif _is_run_info(path) or _is_run_stdout(path):
-                held += 1
             continue
-        name = path[-1]
-        depth = len(path)
-        if _is_result(path):
-            _end_result(state, elem, name, state.open_results.pop())
-            held -= 1
-            clear_element(elem)
-        elif depth == 3 and path[1] == "TestDefinitions":
+        depth -= 1
+        if opaque_at:
+            if depth >= opaque_at:
+                continue
+            opaque_at = 0
+        kind = kinds.pop()
+        if kind == _RESULT:
+            _end_result(state, elem, local_name(elem.tag), state.open_results.pop())
+            small_ends = _free(elem, small_ends)
+        elif kind == _DEFINITION:
             _end_definition(state, elem)
-            held -= 1
-            clear_element(elem)
-        elif _is_run_info(path):
+            small_ends = _free(elem, small_ends)
+        elif kind == _RUN_INFO:
             _end_run_info(state, elem)
-            held -= 1
             clear_element(elem)
-        elif _is_run_stdout(path):
+        elif kind == _RUN_STDOUT:
             state.run_stdout = text_of(elem)[-RUN_TEXT_LIMIT:]
-            held -= 1
             clear_element(elem)
-        elif held == 0 and depth > 1:
-            if depth == 2 and name == "Results":
+        elif kind == _OTHER and depth == 2:  # section entries: TestEntry, TestList...
+            small_ends = _free(elem, small_ends)
+        elif kind in (_SECTION, _DEFINITIONS, _SUMMARY, _RESULTS):
+            if kind == _RESULTS:
                 state.results_done = not state.keep_cases
             clear_element(elem)
-        path.pop()
-
-
-def _is_result(path: list[str]) -> bool:
-    depth = len(path)
-    if depth == 3:
-        return path[1] == "Results"
-    return depth > 3 and path[-2] == "InnerResults" and path[1] == "Results"
-
-
-def _is_run_info(path: list[str]) -> bool:
-    return len(path) == 4 and path[1] == "ResultSummary" and path[2] == "RunInfos" and path[3] == "RunInfo"
-
-
-def _is_run_stdout(path: list[str]) -> bool:
-    return len(path) == 4 and path[1] == "ResultSummary" and path[2] == "Output" and path[3] == "StdOut"
 
 
 def _int_or_none(text: str | None) -> int | None:
@@ -345,15 +324,14 @@ def _run_level(state: _State, notes: list[str]) -> None:
     run_failed = state.run_outcome is not None and state.run_outcome.strip() in _FAILING_RUN_OUTCOMES
     if run_failed and failed_tests == 0 and not errors:
         detail = "; ".join(i.text for i in infos) or _tail(state.run_stdout) or "no reason given in the file"
-        state.run_errors.append(
-            RunError(state.source, f"the test run outcome is {state.run_outcome} but no test failed: {detail}")
-        )
+        message = f"the test run outcome is {state.run_outcome} but no test failed: {detail}"
+        state.run_errors.append(RunError(state.source, message))
     elif infos and not errors:
         notes.append("run info: " + "; ".join(f"{i.outcome}: {i.text[:200]}" for i in infos[:5]))
     if state.passed_but_run_aborted:
-        state.run_errors.append(RunError(
-            state.source, f"the test run was aborted ({state.passed_but_run_aborted} test(s) PassedButRunAborted)"
-        ))
+        aborted = state.passed_but_run_aborted
+        message = f"the test run was aborted ({aborted} test(s) with outcome PassedButRunAborted)"
+        state.run_errors.append(RunError(state.source, message))
 
 
 def _tail(text: str | None, lines: int = 20) -> str | None:
@@ -371,11 +349,11 @@ def _notes(state: _State, reader: SanitizingReader) -> list[str]:
     for kind, n in sorted(state.unknown_kinds.items()):
         notes.append(f"{n} result element(s) of unknown kind <{kind}> counted")
     if state.failing_parents:
-        notes.append(f"{state.failing_parents} failing data-driven parent(s) with no failing row counted as failures")
+        notes.append(f"{state.failing_parents} failing parent(s) with no failing row counted as failures")
     if state.counters_total is not None and state.counters_total != state.total:
-        notes.append(f"ResultSummary/Counters says total={state.counters_total}; {state.total} leaf results counted")
+        notes.append(f"ResultSummary/Counters says total={state.counters_total}; counted {state.total}")
     if state.echo_run_infos:
-        notes.append(f"{state.echo_run_infos} per-test RunInfo line(s) ([FAIL]/[SKIP]) not repeated as run errors")
+        notes.append(f"{state.echo_run_infos} per-test RunInfo line(s) ([FAIL]/[SKIP]) not made run errors")
     if reader.repairs:
         notes.append(f"repaired {reader.repairs} illegal XML character(s) or character reference(s)")
     if reader.transcoded_from:
@@ -416,7 +394,7 @@ class TrxParser:
             state.run_errors.append(RunError(source, f"root element <{exc.root}> is not a TRX <TestRun>"))
         except etree.XMLSyntaxError as exc:
             state.run_errors.append(_syntax_error(source, exc))
-        except (etree.LxmlError, LookupError, UnicodeError) as exc:  # e.g. an unknown declared encoding
+        except (etree.LxmlError, UnicodeError) as exc:  # e.g. an undecodable byte sequence
             state.run_errors.append(RunError(source, f"unreadable XML: {exc}"))
         notes = _notes(state, reader)
         cases = _resolve(state)

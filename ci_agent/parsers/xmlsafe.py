@@ -38,6 +38,7 @@ class SanitizingReader:
         self._raw = raw
         self._chunks = self._source_chunks()
         self._buffer = b""
+        self._pos = 0
         self._carry = b""
         self._eof = False
         self.repairs = 0
@@ -93,12 +94,15 @@ class SanitizingReader:
             self._buffer = cleaned
 
     def read(self, size: int = -1) -> bytes:
+        if self._pos >= len(self._buffer):
+            self._buffer, self._pos = b"", 0
         self._fill()
-        if size < 0 or size >= len(self._buffer):
-            out, self._buffer = self._buffer, b""
-        else:
-            out, self._buffer = self._buffer[:size], self._buffer[size:]
-        return out
+        start = self._pos
+        # Hand out slices by offset: re-slicing the rest of a 1 MiB buffer on every 32 KiB read
+        # copied ~16 MiB per MiB of input.
+        end = len(self._buffer) if size < 0 else min(len(self._buffer), start + size)
+        self._pos = end
+        return self._buffer[start:end]
 
 
 def iterparse(stream: IO[bytes] | SanitizingReader, events: tuple[str, ...] = ("start", "end")) -> Iterator[
@@ -107,7 +111,7 @@ def iterparse(stream: IO[bytes] | SanitizingReader, events: tuple[str, ...] = ("
     """lxml iterparse with every dangerous feature off. Raises etree.XMLSyntaxError on bad XML."""
     return iter(
         etree.iterparse(
-            stream,  # type: ignore[arg-type]
+            stream,
             events=events,
             huge_tree=True,
             resolve_entities=False,
