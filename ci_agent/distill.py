@@ -29,6 +29,7 @@ from ci_agent.paths import (
     dirname,
     is_absolute,
     is_framework_method,
+    is_windows_path,
     join_dir,
     parse_frame,
     project_frames,
@@ -110,11 +111,17 @@ def report_key(diag: ReportDiagnostic) -> tuple[str, str | None, int | None, int
     return (diag.severity.value, diag.file, diag.line, diag.column, diag.code, diag.message)
 
 
-def unique_diagnostics(diagnostics: Iterable[ReportDiagnostic]) -> list[ReportDiagnostic]:
-    """Fold duplicates (counting them), then errors first; stable within a severity."""
+def unique_diagnostics(diagnostics: Iterable[ReportDiagnostic],
+                       fold_case: bool = False) -> list[ReportDiagnostic]:
+    """Fold duplicates (counting them), then errors first; stable within a severity.
+
+    `fold_case`: the build ran on Windows, where `Src\\A.cs` and `src\\a.cs` are one file.
+    """
     folded: dict[tuple[str, str | None, int | None, int | None, str | None, str], ReportDiagnostic] = {}
     for diag in diagnostics:
         key = report_key(diag)
+        if fold_case and key[1] is not None:
+            key = (key[0], key[1].casefold(), *key[2:])
         seen = folded.get(key)
         if seen is None:
             folded[key] = diag
@@ -174,8 +181,10 @@ def _counts_of(result: ParseResult) -> TestCounts:
 def distill(inputs: Sequence[Input], repo_root: str | None) -> Report:
     """Merge, normalise and deduplicate every input into one Report (pure; no I/O)."""
     paths = RepoPaths(repo_root)
+    windows = (is_windows_path(repo_root) if repo_root else
+               any(d.file and is_windows_path(d.file) for item in inputs for d in item.result.diagnostics))
     diagnostics = unique_diagnostics(
-        normalise_diagnostic(d, paths) for item in inputs for d in item.result.diagnostics
+        (normalise_diagnostic(d, paths) for item in inputs for d in item.result.diagnostics), windows
     )
     failures: dict[tuple[object, ...], ReportFailure] = {}
     for item in inputs:

@@ -1,0 +1,180 @@
+"""distill(): merge, normalise, deduplicate, order; on hand-built ParseResults and real logs."""
+
+from __future__ import annotations
+
+import json
+
+from ci_agent.distill import Input, distill, qualified_name, resolve_root
+from ci_agent.model import (
+    Diagnostic,
+    Outcome,
+    ParseResult,
+    RunError,
+    Severity,
+    SourceInfo,
+    TestCase,
+    TestCounts,
+)
+from ci_agent.parsers import parse_path
+from tests.conftest import shared_fixture
+
+
+def _input(result: ParseResult, path: str = "build.log", size: int = 100) -> Input:
+    return Input(SourceInfo(path, result.format, size), result)
+
+
+def _err(message: str, file: str | None, line: int | None = 1, project: str | None = None,
+         severity: Severity = Severity.ERROR, code: str | None = "CS0103") -> Diagnostic:
+    return Diagnostic(severity, message, file=file, line=line, column=5, code=code, project=project)
+
+
+def test_dedupe_happens_after_path_normalisation() -> None:
+    # The same error printed with an absolute path by one log and a project-relative one by another.
+    project = r"C:\r\src\App\App.csproj"
+    a = ParseResult("msbuild", diagnostics=[_err("boom", r"C:\r\src\App\A.cs", project=project)],
+                    printed_diagnostics=2)
+    b = ParseResult("msbuild", diagnostics=[_err("boom", r"A.cs", project=project)], printed_diagnostics=1)
+    report = distill([_input(a), _input(b, "other.log")], "C:\\r")
+    assert len(report.diagnostics) == 1
+    only = report.diagnostics[0]
+    assert (only.file, only.in_repo, only.count) == ("src/App/A.cs", True, 2)
+    assert only.project == "src/App/App.csproj"
+    assert report.printed_diagnostics == 3
+    assert report.input_bytes == 200
+
+
+def test_project_marker_is_not_part_of_the_key() -> None:
+    result = ParseResult("msbuild", diagnostics=[
+        _err("same", "/r/src/Shared.cs", project="/r/src/A/A.csproj"),
+        _err("same", "/r/src/Shared.cs", project="/r/src/B/B.csproj::TargetFramework=net8.0"),
+    ])
+    report = distill([_input(result)], "/r")
+    assert len(report.diagnostics) == 1
+    assert report.diagnostics[0].project == "src/A/A.csproj"  # the first one seen
+
+
+def test_windows_paths_differing_in_case_fold_together() -> None:
+    result = ParseResult("msbuild", diagnostics=[
+        _err("x", r"C:\Repo\Src\A.cs"), _err("x", r"c:\repo\src\a.cs"),
+    ])
+    report = distill([_input(result)], "C:\\Repo")
+    # Windows file systems are case-insensitive: one file, reported as first printed.
+    assert [(d.file, d.count) for d in report.diagnostics] == [("Src/A.cs", 2)]
+
+
+def test_posix_paths_differing_in_case_stay_apart() -> None:
+    result = ParseResult("gcc", diagnostics=[_err("x", "/r/Src/a.c"), _err("x", "/r/src/a.c")])
+    assert len(distill([_input(result)], "/r").diagnostics) == 2
+
+
+def test_errors_first_then_warnings_then_infos_in_order_of_first_appearance() -> None:
+    result = ParseResult("msbuild", diagnostics=[
+        _err("w1", "/r/a.cs", severity=Severity.WARNING),
+        _err("e1", "/r/a.cs", line=2),
+        _err("i1", "/r/a.cs", severity=Severity.INFO),
+        _err("e2", "/r/b.cs"),
+        _err("w2", "/r/b.cs", severity=Severity.WARNING),
+    ])
+    report = distill([_input(result)], "/r")
+    assert [d.message for d in report.diagnostics] == ["e1", "e2", "w1", "w2", "i1"]
+
+
+def test_sdk_targets_stay_as_printed_and_out_of_the_repo() -> None:
+    targets = r"C:\Program Files\dotnet\sdk\8.0.100\Microsoft.Common.CurrentVersion.targets"
+    result = ParseResult("msbuild", diagnostics=[
+        _err("MSB3027: could not copy", targets, line=5381, project=r"C:\r\App\App.csproj", code="MSB3027"),
+    ])
+    d = distill([_input(result)], "C:\\r").diagnostics[0]
+    assert (d.file, d.in_repo, d.project) == (targets, False, "App/App.csproj")
+
+
+def test_tool_origin_without_file() -> None:
+    diag = Diagnostic(Severity.ERROR, "Only one project file", code="MSB1011", origin="MSBUILD")
+    d = distill([_input(ParseResult("msbuild", diagnostics=[diag]))], None).diagnostics[0]
+    assert (d.file, d.origin, d.in_repo) == (None, "MSBUILD", False)
+
+
+def test_counts_are_summed_and_run_errors_kept() -> None:
+    failing = TestCase("Ns.T.A", Outcome.FAILED, message="nope")
+    a = ParseResult("trx", failures=[failing], counts=TestCounts(10, 8, 1, 1),
+                    run_errors=[RunError("a.trx", "test host crashed")])
+    b = ParseResult("junit", counts=TestCounts(5, 5, 0, 0))
+    c = ParseResult("dotnet_test", failures=[TestCase("Ns.T.B", Outcome.TIMEOUT)])  # no summary line
+    report = distill([_input(a, "a.trx"), _input(b, "b.xml"), _input(c, "c.log")], None)
+    assert report.counts == TestCounts(16, 13, 2, 1)
+    assert report.run_errors == (RunError("a.trx", "test host crashed"),)
+    assert [f.name for f in report.failures] == ["Ns.T.A", "Ns.T.B"]
+    assert report.failures[0].source == "a.trx"
+
+
+def test_failure_file_and_line_come_from_the_first_project_frame() -> None:
+    stack = "\n".join([
+        "   at Xunit.Assert.Equal[T](T expected, T actual) in /_/src/xunit.assert/Equality.cs:line 9",
+        r"   at Ns.Calc.Add(Int32 a) in C:\r\src\Calc.cs:line 12",
+        r"   at Ns.Tests.CalcTests.Adds() in C:\r\tests\CalcTests.cs:line 19",
+    ])
+    case = TestCase("Adds", Outcome.FAILED, classname="Ns.Tests.CalcTests", message="Assert.Equal() Failure",
+                    stack=stack)
+    failure = distill([_input(ParseResult("trx", failures=[case]), "t.trx")], "C:\\r").failures[0]
+    assert failure.name == "Ns.Tests.CalcTests.Adds"
+    assert (failure.file, failure.line) == ("src/Calc.cs", 12)
+    assert failure.frames == (
+        "at Ns.Calc.Add(Int32 a) in src/Calc.cs:line 12",
+        "at Ns.Tests.CalcTests.Adds() in tests/CalcTests.cs:line 19",
+    )
+
+
+def test_identical_failures_from_two_inputs_are_reported_once() -> None:
+    case = TestCase("Ns.T.A", Outcome.FAILED, message="m")
+    report = distill([_input(ParseResult("trx", failures=[case]), "1.trx"),
+                      _input(ParseResult("trx", failures=[case]), "2.trx")], None)
+    assert len(report.failures) == 1
+
+
+def test_qualified_name() -> None:
+    assert qualified_name(TestCase("M", Outcome.FAILED, classname="Ns.C")) == "Ns.C.M"
+    assert qualified_name(TestCase("Ns.C.M(x: 1)", Outcome.FAILED, classname="Ns.C")) == "Ns.C.M(x: 1)"
+    assert qualified_name(TestCase("M(a.b)", Outcome.FAILED, classname="Ns.C")) == "Ns.C.M(a.b)"
+
+
+# --------------------------------------------------------------------------- real logs
+
+def _expected_keys(expected: dict[str, list[dict[str, object]]], root: str) -> set[tuple[object, ...]]:
+    from ci_agent.paths import RepoPaths
+
+    keys = set()
+    for severity, items in (("error", expected["errors"]), ("warning", expected["warnings"])):
+        for item in items:
+            file = item["file"]
+            rel = RepoPaths(root).locate(str(file)).path if file else None
+            keys.add((severity, rel, item["line"], item["column"], item["code"], item["message"]))
+    return keys
+
+
+def test_cs_errors_multi_win_gives_the_expected_unique_diagnostics() -> None:
+    log = shared_fixture("dotnet-logs/cs-errors-multi-win.log")
+    expected = json.loads(log.with_name(log.name + ".expected.json").read_text())
+    result = parse_path(log)
+    inputs = [_input(result, str(log), log.stat().st_size)]
+    root = resolve_root(inputs, None, None)
+    assert root is not None
+    report = distill(inputs, root)
+    errors = [d for d in report.diagnostics if d.severity is Severity.ERROR]
+    warnings = [d for d in report.diagnostics if d.severity is Severity.WARNING]
+    assert (len(errors), len(warnings)) == (expected["unique_error_count"], expected["unique_warning_count"])
+    got = {(d.severity.value, d.file, d.line, d.column, d.code, d.message) for d in report.diagnostics}
+    assert got == _expected_keys(expected, root)
+    assert all(d.in_repo and not d.file.startswith("C:") for d in report.diagnostics if d.file)
+    # Inline + summary: every unique one was printed twice (the expected file's 46 lines).
+    assert sum(d.count for d in report.diagnostics) == expected["printed_diagnostic_lines"]
+
+
+def test_nuget_restore_log_keeps_every_unique_diagnostic() -> None:
+    log = shared_fixture("dotnet-logs/nuget-restore-nu1605-warnaserror.log")
+    expected = json.loads(log.with_name(log.name + ".expected.json").read_text())
+    result = parse_path(log)
+    inputs = [_input(result, str(log), log.stat().st_size)]
+    report = distill(inputs, resolve_root(inputs, None, None))
+    errors = [d for d in report.diagnostics if d.severity is Severity.ERROR]
+    assert len(errors) == expected["unique_error_count"]
+    assert len(report.diagnostics) - len(errors) == expected["unique_warning_count"]
