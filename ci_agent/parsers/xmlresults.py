@@ -1,0 +1,186 @@
+"""What the JUnit, NUnit and xUnit result parsers share: the streaming loop, case bookkeeping,
+bounded text and lenient number parsing.
+
+Each parser walks `stream_events` and hands finished leaf cases to a `CaseSink`; the sink
+counts them (we never trust a file's own totals), keeps the failing ones and, when asked,
+every case. Syntax errors end the walk with a RunError and keep whatever was read before.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from lxml import etree
+
+from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
+from ci_agent.parsers.xmlsafe import SanitizingReader, clear_element, iterparse, local_name, text_of
+
+# Bounds on text kept per case: a 100 MB file full of failures must not become 100 MB of memory.
+MAX_MESSAGE_CHARS = 16_384
+MAX_STACK_CHARS = 65_536
+MAX_STDOUT_CHARS = 8_192
+MAX_NOTE_NAMES = 10
+
+__all__ = [
+    "CaseSink",
+    "child_text",
+    "clear_element",
+    "first_line",
+    "head",
+    "local_name",
+    "parse_duration",
+    "parse_int",
+    "stream_events",
+    "tail",
+    "text_of",
+]
+
+
+def head(text: str | None, limit: int) -> str | None:
+    """The start of `text`, cut at `limit` characters with a visible marker. Empty -> None."""
+    if not text:
+        return None
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... [{len(text) - limit} more characters cut]"
+
+
+def tail(text: str | None, limit: int) -> str | None:
+    """The end of `text` (console output matters most at its end), cut with a visible marker."""
+    if not text:
+        return None
+    if len(text) <= limit:
+        return text
+    return f"[{len(text) - limit} earlier characters cut] ...\n" + text[-limit:]
+
+
+def first_line(text: str | None) -> str | None:
+    """First non-blank line, stripped; None when there is none."""
+    if not text:
+        return None
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return None
+
+
+def parse_duration(value: str | None) -> float | None:
+    """Seconds from a `time`/`duration` attribute; tolerant of `1,234.5` and `0,5`. Bad -> None."""
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    if "," in text:
+        # "1,234.5" uses ',' for thousands; "0,5" (a decimal comma locale) uses it for the fraction.
+        text = text.replace(",", "") if "." in text else text.replace(",", ".")
+    try:
+        seconds = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(seconds) or seconds < 0:
+        return None
+    return seconds
+
+
+def parse_int(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
+
+
+class CaseSink:
+    """Counts leaf cases and keeps failures (and all cases when asked) for one input."""
+
+    def __init__(self, fmt: str, source: str, keep_cases: bool) -> None:
+        self.source = source
+        self.result = ParseResult(format=fmt, cases=[] if keep_cases else None)
+        self.total = 0
+        self.passed = 0
+        self.failed = 0
+        self.skipped = 0
+
+    def add(self, case: TestCase) -> None:
+        self.total += 1
+        if case.outcome is Outcome.PASSED:
+            self.passed += 1
+        elif case.outcome is Outcome.SKIPPED:
+            self.skipped += 1
+        elif case.outcome.is_failure:
+            self.failed += 1
+            self.result.failures.append(case)
+        # INCONCLUSIVE is counted in total only: neither a pass nor a failure.
+        if self.result.cases is not None:
+            self.result.cases.append(case)
+
+    def error(self, message: str) -> None:
+        self.result.run_errors.append(RunError(self.source, message))
+
+    def note(self, message: str) -> None:
+        self.result.notes.append(message)
+
+    def note_names(self, what: str, names: list[str]) -> None:
+        """A note like '2 flaky test(s) passed on rerun: a, b' with the list bounded."""
+        if not names:
+            return
+        shown = ", ".join(names[:MAX_NOTE_NAMES])
+        more = f" and {len(names) - MAX_NOTE_NAMES} more" if len(names) > MAX_NOTE_NAMES else ""
+        self.note(f"{len(names)} {what}: {shown}{more}")
+
+    def check_declared_total(self, declared: int | None, where: str) -> None:
+        """The file's own total disagrees with our count: say so (we report ours)."""
+        if declared is not None and declared != self.total:
+            self.note(f"{where} declares {declared} test(s); counted {self.total} test case(s)")
+
+    def finish(self) -> ParseResult:
+        self.result.counts = TestCounts(self.total, self.passed, self.failed, self.skipped)
+        return self.result
+
+
+def stream_events(stream: BinaryIO, sink: CaseSink) -> Iterator[tuple[str, Any, str]]:
+    """(event, element, local name) for each start/end; stops cleanly on bad XML.
+
+    A syntax error (truncation, illegal markup, entity bombs refused by libxml2, excessive
+    depth) or a read error becomes one RunError on the sink; events before it were yielded.
+    """
+    reader = SanitizingReader(stream)
+    try:
+        for event, elem in iterparse(reader):
+            name = local_name(elem.tag)
+            if name:
+                yield event, elem, name
+    except etree.XMLSyntaxError as exc:
+        if reader.bytes_read == 0:
+            sink.error("the file is empty: no XML to read")
+        else:
+            where = f" at line {exc.lineno}" if exc.lineno and exc.lineno > 0 else ""
+            sink.error(f"truncated or malformed XML{where}: {_first_error_line(exc.msg)}")
+    except etree.LxmlError as exc:
+        sink.error(f"could not parse the XML: {_first_error_line(str(exc))}")
+    except OSError as exc:
+        sink.error(f"could not read the file: {exc}")
+    if reader.repairs:
+        sink.note(f"replaced {reader.repairs} character(s) that are illegal in XML 1.0")
+
+
+_LXML_POSITION_RE = re.compile(r",? line \d+, column \d+$")
+
+
+def _first_error_line(message: str | None) -> str:
+    """libxml2's message, first line, without the position it appends (we say the line)."""
+    text = first_line(message) or "unknown parse error"
+    return _LXML_POSITION_RE.sub("", text) or text
+
+
+def child_text(elem: Any, name: str) -> str | None:
+    """Text of the first direct child with local name `name` (None when absent or empty)."""
+    for child in elem:
+        if local_name(child.tag) == name:
+            return text_of(child) or None
+    return None
