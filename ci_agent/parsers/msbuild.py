@@ -317,6 +317,7 @@ class MsbuildConsumer:
         self._failed_project: str | None = None
         self._summary: dict[str, int] = {}
         self._tl_failed_errors: int | None = None
+        self._tl_result: str | None = None
 
     def feed(self, line: str) -> None:
         # The hot path: most lines of a big log mention neither category word and no event is open.
@@ -398,6 +399,7 @@ class MsbuildConsumer:
             tl = _TL_BUILD_RESULT_RE.match(body)
             if tl:
                 self._tl_failed_errors = int(tl.group(1))
+                self._tl_result = body
         elif body.startswith("Done Building Project") and body.endswith("-- FAILED."):
             self._failed_project = self._failed_project or body
         else:
@@ -413,6 +415,8 @@ class MsbuildConsumer:
         if self._summary:
             counts = ", ".join(f"{n} {kind}" for kind, n in sorted(self._summary.items(), reverse=True))
             result.notes.append(f"{self.source}: MSBuild's summary says {counts} (events, not unique)")
+        if self._tl_result:
+            result.notes.append(f"{self.source}: the terminal logger's summary says: {self._tl_result}")
         if self._errors == 0:
             run_error = self._silent_failure()
             if run_error:
