@@ -80,6 +80,10 @@ def fit(head: str, sections: Sequence[Section], budget: int,
                 used += size(omitted_line(missing, section.noun))
         return used
 
+    if total_size(0) > budget:  # not even one omission line per section fits: one line for all
+        counts = ", ".join(f"{len(s.items)} more {s.noun}" for s in sections if s.items)
+        combined = omitted_line(0, "").replace("0 more ", counts, 1) if counts else ""
+        return cut_to_bytes(combined + head + tail, budget)
     taken = _largest_fitting(len(flat), budget, total_size)
     out = [head]
     included_counts = [0] * len(sections)
