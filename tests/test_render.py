@@ -193,7 +193,8 @@ def test_hostile_messages_cannot_inject_workflow_commands() -> None:
         "::stop-commands::token",
     ]
     diags = tuple(_diag(i, message=m, file=f"src/a,b:{i}.cs") for i, m in enumerate(hostile))
-    failure = ReportFailure("Ns.T::x\n::error::y", Outcome.FAILED, "::notice::z\nmore", ("at ::x",), "t.cs", 1)
+    failure = ReportFailure("Ns.T::x\n::error::y", Outcome.FAILED, "::notice::z\nmore", ("at ::x",),
+                            "t.cs", 1)
     report = Report((), diags, TestCounts(1, 0, 1, 0), (failure,), (RunError("a\n::x", "b\n::y"),), 0, 4)
     out = render_github(report)
     lines = out.splitlines()
@@ -224,7 +225,8 @@ def test_annotation_properties_for_in_repo_and_sdk_files() -> None:
 # --------------------------------------------------------------------------- codequality
 
 def test_codequality_issues() -> None:
-    no_file = ReportDiagnostic(Severity.ERROR, None, None, None, "MSB1011", "two projects", None, "MSBUILD", False)
+    no_file = ReportDiagnostic(Severity.ERROR, None, None, None, "MSB1011", "two projects", None,
+                               "MSBUILD", False)
     report = Report((), (_diag(1), _diag(2, Severity.WARNING), no_file), TestCounts(), (), (), 0, 3)
     issues = json.loads(render_codequality(report))
     assert [i["severity"] for i in issues] == ["critical", "minor", "critical"]
