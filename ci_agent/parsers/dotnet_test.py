@@ -1,0 +1,507 @@
+"""`dotnet test` console output (no TRX): failed tests, summary counts, run-level errors.
+
+Three printers, described with sources in shared/reference/msbuild-format.md §4-5:
+- VSTest console logger: `  Failed <FQN> [<dur>]`, `  Error Message:`, `  Stack Trace:`, per-assembly
+  `Failed!  - Failed: n, Passed: n, Skipped: n, Total: n, ...` (localized, so read by shape), or the
+  older `Total tests: n` block. xUnit's own `[xUnit.net ..] Name [FAIL]` repeats VSTest's line.
+- VSTest under the terminal logger: `<file>(<line>): error TESTERROR:` + an indented body, and
+  `Test summary: total: n, failed: n, ...` (`;` where the culture's list separator is `;`).
+- Microsoft.Testing.Platform: `failed <name> (<dur>)` + an indented body, a `Test run summary:`
+  block, `Test run completed with non-success exit code: n`.
+
+One pass; only the failure being read is held, capped, so memory stays flat. Lines are gated on
+their first characters before any regex runs, because most lines of a CI log are build output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum, auto
+
+from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
+
+MAX_BLOCK_LINES = 400  # body lines kept per failure (message + stack + output)
+MAX_LINE_KEPT = 4096
+MAX_FAILURES = 100_000
+MAX_RUN_ERRORS = 100
+SNIFF_LINES = 2000
+
+_DUR = r"(?:<\s*)?\d+(?:[.,]\d+)?\s*(?:ms|s|m|h)(?:\s+\d+(?:[.,]\d+)?\s*(?:ms|s|m|h))*"
+# `X` is VSTest 16.x's marker for a failed test. The duration is the last [..] group.
+_VS_FAILED_RE = re.compile(r"^\s{0,4}(?:Failed|X)\s+(?P<name>\S.*?)\s+\[(?P<dur>[^\[\]]*\d[^\[\]]*)\]\s*$")
+_VS_RESULT_RE = re.compile(r"^\s{0,4}(?:Passed|Failed|Skipped|X|√|!)\s+\S.*\[[^\[\]]*\d[^\[\]]*\]\s*$")
+# Resource `TestRunSummary` in any language: a word ending in `!`, a dash, then four `label: n`
+# pairs in resource order (failed, passed, skipped, total). Quotes: pasted into prose.
+_VS_SUMMARY_RE = re.compile(
+    r"(?:^|[\s\"'])\w[^!\n]{0,40}!\s*[-–—]\s*"
+    r"[^:,]{1,40}:\s*(\d+)\s*[,，]\s*[^:,]{1,40}:\s*(\d+)\s*[,，]\s*"
+    r"[^:,]{1,40}:\s*(\d+)\s*[,，]\s*[^:,]{1,40}:\s*(\d+)"
+)
+_VS_OLD_TOTAL_RE = re.compile(r"^\s*Total tests:\s*(\d+)\s*$")
+_VS_OLD_PART_RE = re.compile(r"^\s*(Passed|Failed|Skipped)\s*:\s*(\d+)\s*$")
+_XUNIT_FAIL_RE = re.compile(r"^\[xUnit\.net [\d:.]+\](?P<indent>\s+)(?P<name>\S.*?) \[FAIL\]\s*$")
+_XUNIT_LINE_RE = re.compile(r"^\[xUnit\.net [\d:.]+\](?P<rest>.*)$")
+_TL_ERROR_RE = re.compile(
+    r"^(?P<indent>\s*)(?:(?P<file>\S.*?)\((?P<line>\d+)(?:[,-]\d+)*\)\s*:\s*)?"
+    r"error (?:TESTERROR|VSTEST1)\s*:\s?(?P<rest>.*)$"
+)
+_TL_NAME_RE = re.compile(rf"^(?P<name>.+?) \((?P<dur>{_DUR})\):\s*(?P<rest>.*)$")
+_MTP_RESULT_RE = re.compile(
+    rf"^(?P<indent>\s*)(?P<word>failed|timed out|cancelled|canceled|skipped|passed) "
+    rf"(?P<name>\S.*?)(?: \((?P<dur>{_DUR})\))?\s*$"
+)
+_MTP_FROM_RE = re.compile(r"^\s*from \S.*\([^()|]*\|[^()]*\)\s*$")
+_MTP_ASSEMBLY_RE = re.compile(  # `<dll> (net8.0|x64) failed with 1 error(s) (..)` and its siblings
+    r"^\s*\S.*\([^()|]+\|[^()]+\) (?:failed|passed|Zero tests|skipped|abort|cancel)"
+)
+_MTP_STOP = ("Running tests from ", "Test run summary:", "Exit code:", "Test run completed",
+             "Test run aborted")
+_SUMMARY_KEY_RE = re.compile(r"\b(total|failed|succeeded|skipped):\s*(\d+)")
+_NUMBER_PAIR_RE = re.compile(r"[^\W\d_][^:;,]*:\s*(\d+)")
+_FRAME_RE = re.compile(r"^\s*(?:at |--- |\d+\)\s+at )")
+_DURATION_PART_RE = re.compile(r"(\d+(?:[.,]\d+)?)\s*(ms|s|m|h)\b")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_EXIT_CODE_RE = re.compile(r"Test run completed with non-success exit code: (\d+)")
+_RUN_ERROR_STARTS = ("The active test run was aborted", "Test Run Aborted", "Test host process crashed",
+                     "No test is available in", "Test run aborted")
+_MTP_OUTCOMES = {"timed out": Outcome.TIMEOUT, "cancelled": Outcome.ABORTED, "canceled": Outcome.ABORTED}
+_SNIFF_RE = re.compile(
+    r"^Test run for |Starting test execution|A total of \d+ test files? matched|^VSTest version|"
+    r"Microsoft \(R\) Test Execution|^Running tests from |^\s*Test (?:run )?summary:|^NUnit Adapter |"
+    r"error (?:TESTERROR|VSTEST1)|^\s*(?:Passed|Failed)!\s+-|^\[xUnit\.net |^\s*Total tests: \d"
+)
+
+
+class _Mode(Enum):
+    IDLE = auto()
+    VS_HEAD = auto()  # after `Failed X [..]`, before a banner
+    VS_MSG = auto()
+    VS_STACK = auto()
+    VS_OUT = auto()
+    TL_BODY = auto()
+    MTP_BODY = auto()
+    XUNIT_BODY = auto()
+    MTP_SUMMARY = auto()
+    OLD_SUMMARY = auto()
+
+
+@dataclass(slots=True)
+class _Pending:
+    """The one failure being read."""
+
+    name: str
+    outcome: Outcome = Outcome.FAILED
+    duration_s: float | None = None
+    file: str | None = None
+    line: int | None = None
+    indent: int = 0
+    lines: list[str] = field(default_factory=list)  # raw body (TL / MTP / xUnit)
+    message: list[str] = field(default_factory=list)  # VSTest sections
+    stack: list[str] = field(default_factory=list)
+    stdout: list[str] = field(default_factory=list)
+    dropped: int = 0
+
+    def keep(self, target: list[str], line: str) -> None:
+        if len(self.lines) + len(self.message) + len(self.stack) + len(self.stdout) < MAX_BLOCK_LINES:
+            target.append(line[:MAX_LINE_KEPT])
+        else:
+            self.dropped += 1
+
+
+def parse_duration(text: str | None) -> float | None:
+    """`39 ms`, `< 1 ms`, `6s 764ms`, `1m 45s 448ms`, `0,8s` -> seconds; None if unreadable."""
+    if not text:
+        return None
+    if text.lstrip().startswith("<"):
+        return 0.0
+    parts = _DURATION_PART_RE.findall(text)
+    if not parts:
+        return None
+    return round(sum(float(num.replace(",", ".")) * _UNIT_SECONDS[unit] for num, unit in parts), 6)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _join(lines: list[str]) -> str | None:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(lines[start:end]) if end > start else None
+
+
+def _frames(lines: list[str]) -> str | None:
+    """Stack text without the printer's indentation (it carries no meaning)."""
+    return _join([x.strip() for x in lines])
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    widths = [_indent(x) for x in lines if x.strip()]
+    cut = min(widths) if widths else 0
+    return [x[cut:] for x in lines]
+
+
+def _tl_case(p: _Pending) -> TestCase:
+    """Body of `error TESTERROR:`: `Name (dur):[ Error Message: m]`, message lines, `Stack Trace:`."""
+    body, name, rest, dur, at = p.lines, "", "", None, -1
+    joined = ""
+    for i in range(min(3, len(body))):  # the terminal may have wrapped a long name
+        joined += body[i].strip()
+        m = _TL_NAME_RE.match(joined)
+        if m:
+            name, rest, dur, at = m.group("name"), m.group("rest"), m.group("dur"), i
+            break
+    if not name:
+        name = f"(unnamed test failure at {p.file}({p.line}))" if p.file else "(unnamed test failure)"
+    message: list[str] = []
+    stack: list[str] = []
+    msg_indent = _indent(body[at]) if at >= 0 else 0
+    if rest.startswith("Error Message:"):
+        rest = rest[len("Error Message:"):].strip()
+    if rest:
+        message.append(rest)
+    target = message
+    for raw in body[at + 1:]:
+        text = raw.strip()
+        if text == "Stack Trace:":
+            target = stack
+        elif target is message and text.startswith("Error Message:"):
+            msg_indent = _indent(raw)
+            if text[len("Error Message:"):].strip():
+                message.append(text[len("Error Message:"):].strip())
+        elif target is message:
+            message.append(raw[msg_indent:] if _indent(raw) >= msg_indent else raw.lstrip())
+        else:
+            stack.append(raw)
+    return TestCase(name, p.outcome, message=_join(message), stack=_frames(stack), file=p.file,
+                    line=p.line, duration_s=parse_duration(dur))
+
+
+def _mtp_case(p: _Pending) -> TestCase:
+    before: list[str] = []
+    after: list[str] = []
+    stack: list[str] = []
+    seen_from = False
+    for raw in p.lines:
+        if stack or _FRAME_RE.match(raw):
+            stack.append(raw)
+        elif not seen_from and _MTP_FROM_RE.match(raw):
+            seen_from = True
+        else:
+            (after if seen_from else before).append(raw)
+    # Newer MTP prints the message before *and* after `from <dll>`; the copy after is indented whole.
+    message = after if seen_from and any(x.strip() for x in after) else before + after
+    return TestCase(p.name, p.outcome, message=_join(_dedent(message)), stack=_frames(stack),
+                    duration_s=p.duration_s)
+
+
+def _xunit_case(p: _Pending) -> TestCase:
+    split = next((i for i, x in enumerate(p.lines) if x.strip() == "Stack Trace:"), len(p.lines))
+    return TestCase(p.name, p.outcome, message=_join(_dedent(p.lines[:split])),
+                    stack=_frames(p.lines[split + 1:]))
+
+
+def _vs_banner(line: str) -> str | None:
+    """`  Error Message:` / `  Stack Trace:` / `  Standard Output Messages:` -> the banner, else None."""
+    text = line.strip()
+    if text in ("Error Message:", "Stack Trace:") or (text.endswith(" Messages:") and len(text) < 48):
+        return text if _indent(line) <= 4 else None
+    return None
+
+
+def _is_vs_boundary(line: str) -> bool:
+    """A line that ends the VSTest failure block being read: the next event."""
+    if line.startswith(("[xUnit.net ", "Results File:", "Test Run ", "Test run for ", "A total of ",
+                        "Starting test execution", "VSTest version", "Total tests:")):
+        return True
+    if line.endswith("]") and _VS_RESULT_RE.match(line):
+        return True
+    return "!" in line and _VS_SUMMARY_RE.search(line) is not None
+
+
+class DotnetTestConsumer:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._mode = _Mode.IDLE
+        self._pending: _Pending | None = None
+        self._failures: list[TestCase] = []
+        self._seen: set[tuple[str, str, str | None, str | None]] = set()
+        self._names: set[str] = set()
+        self._xunit_only: list[TestCase] = []
+        self._counts: TestCounts | None = None
+        self._block: dict[str, int] = {}  # keys of the summary block being read
+        self._block_lines = 0
+        self._mtp_failed_last: int | None = None
+        self._run_errors: list[RunError] = []
+        self._dropped_failures = 0
+        self._truncated = 0
+
+    def feed(self, line: str) -> None:
+        if self._mode is not _Mode.IDLE and self._continue(line):
+            return
+        head = line[:80].lstrip()
+        if not head:
+            return
+        c0 = head[0]
+        if "!" in head and self._vs_summary(line):
+            return
+        if c0 == "F" or c0 == "X":
+            if line.endswith("]") and head.startswith(("Failed ", "X ")):
+                m = _VS_FAILED_RE.match(line)
+                if m:
+                    pending = _Pending(m.group("name"), duration_s=parse_duration(m.group("dur")))
+                    self._start(pending, _Mode.VS_HEAD)
+                    return
+        elif c0 == "T":
+            if self._t_line(line, head):
+                return
+        elif c0 in "ftcsp":
+            if head.startswith(("failed ", "timed out ", "cancel", "skipped ", "passed ")):
+                m = _MTP_RESULT_RE.match(line)
+                if m and (m.group("dur") or m.group("word") == "skipped"):
+                    self._start_mtp(m)
+                    return
+        elif c0 == "[":
+            if line.endswith("[FAIL]") and head.startswith("[xUnit.net "):
+                m = _XUNIT_FAIL_RE.match(line)
+                if m:
+                    self._start(_Pending(m.group("name"), indent=len(m.group("indent"))), _Mode.XUNIT_BODY)
+                    return
+        elif c0 == "N" and head.startswith("No test is available in"):
+            self._run_error(line.strip())
+        if "TEST" in line and ("TESTERROR" in line or "VSTEST1" in line):
+            m = _TL_ERROR_RE.match(line)
+            if m:
+                self._start_tl(m)
+
+    def finish(self) -> ParseResult:
+        self._end_block()
+        for case in self._xunit_only:  # xUnit said [FAIL] but VSTest never printed it (quiet logger)
+            if case.name not in self._names:
+                self._add(case)
+        notes = []
+        if self._dropped_failures:
+            notes.append(f"{self._dropped_failures} further failed test(s) not kept (cap {MAX_FAILURES})")
+        if self._truncated:
+            notes.append(f"{self._truncated} failure text(s) cut at {MAX_BLOCK_LINES} lines")
+        return ParseResult(format="dotnet_test", failures=self._failures, counts=self._counts,
+                           run_errors=self._run_errors, notes=notes)
+
+    # -- lines starting with `T` ------------------------------------------------------------------
+    def _t_line(self, line: str, head: str) -> bool:
+        """Summaries and run errors (all start with `T`); False when `line` is none of them."""
+        if head.startswith("Test summary:"):
+            self._tl_summary(line.split("Test summary:", 1)[1])
+        elif head.startswith("Test run summary:"):
+            self._end_block()
+            self._block, self._block_lines, self._mode = {}, 0, _Mode.MTP_SUMMARY
+            self._summary_line(line, first=True)
+        elif head.startswith("Total tests:"):
+            m = _VS_OLD_TOTAL_RE.match(line)
+            if m:
+                self._end_block()
+                self._block, self._mode = {"total": int(m.group(1))}, _Mode.OLD_SUMMARY
+        elif head.startswith("Test run completed"):
+            m = _EXIT_CODE_RE.search(line)
+            failed = self._mtp_failed_last
+            if m and (failed == 0 if failed is not None else not self._failures):
+                self._run_error(f"test run completed with non-success exit code {m.group(1)} "
+                                "but reported no failed test")
+            self._mtp_failed_last = None
+        elif head.startswith(_RUN_ERROR_STARTS):
+            self._run_error(line.strip())
+        else:
+            return False
+        return True
+
+    def _vs_summary(self, line: str) -> bool:
+        m = _VS_SUMMARY_RE.search(line)
+        if m is None:
+            return False
+        self._end_block()
+        failed, passed, skipped, total = (int(g) for g in m.groups())
+        self._add_counts(TestCounts(total, passed, failed, skipped))
+        return True
+
+    def _tl_summary(self, rest: str) -> None:
+        keyed = dict(_SUMMARY_KEY_RE.findall(rest))
+        if "total" in keyed:
+            self._add_counts(TestCounts(int(keyed["total"]), int(keyed.get("succeeded", 0)),
+                                        int(keyed.get("failed", 0)), int(keyed.get("skipped", 0))))
+            return
+        numbers = [int(n) for n in _NUMBER_PAIR_RE.findall(rest)]  # localized labels: by position
+        if len(numbers) >= 4:
+            self._add_counts(TestCounts(numbers[0], numbers[2], numbers[1], numbers[3]))
+
+    # -- open blocks ------------------------------------------------------------------------------
+    def _start(self, pending: _Pending, mode: _Mode) -> None:
+        self._end_block()
+        self._pending, self._mode = pending, mode
+
+    def _start_tl(self, m: re.Match[str]) -> None:
+        line_no = m.group("line")
+        pending = _Pending("", file=m.group("file"), line=int(line_no) if line_no else None,
+                           indent=len(m.group("indent")))
+        self._start(pending, _Mode.TL_BODY)
+        rest = m.group("rest").strip()
+        if rest.endswith("]") and " [" in rest:  # the classic logger appends ` [project]`
+            rest = rest[: rest.rindex(" [")]
+        if rest:
+            pending.lines.append(" " * (pending.indent + 2) + rest)
+
+    def _start_mtp(self, m: re.Match[str]) -> None:
+        word = m.group("word")
+        if word in ("skipped", "passed"):  # counted by the summary, not kept
+            self._end_block()
+            return
+        self._start(_Pending(m.group("name"), outcome=_MTP_OUTCOMES.get(word, Outcome.FAILED),
+                             duration_s=parse_duration(m.group("dur")), indent=len(m.group("indent"))),
+                    _Mode.MTP_BODY)
+
+    def _continue(self, line: str) -> bool:
+        """Give `line` to the open block; False when the block ended and `line` starts something new."""
+        mode, p = self._mode, self._pending
+        if mode is _Mode.MTP_SUMMARY:
+            return self._summary_line(line)
+        if mode is _Mode.OLD_SUMMARY:
+            m = _VS_OLD_PART_RE.match(line)
+            if m:
+                self._block[m.group(1).lower()] = int(m.group(2))
+                return True
+        elif p is None:
+            pass
+        elif mode is _Mode.TL_BODY:
+            if not line.strip() or _indent(line) > p.indent:
+                p.keep(p.lines, line)
+                return True
+        elif mode is _Mode.MTP_BODY:
+            if self._mtp_continues(line, p.indent):
+                p.keep(p.lines, line)
+                return True
+        elif mode is _Mode.XUNIT_BODY:
+            m = _XUNIT_LINE_RE.match(line)
+            if m and _indent(m.group("rest")) > p.indent and not line.endswith("[FAIL]"):
+                p.keep(p.lines, m.group("rest"))
+                return True
+        else:
+            return self._vs_line(line, p)
+        self._end_block()
+        return False
+
+    def _vs_line(self, line: str, p: _Pending) -> bool:
+        mode = self._mode
+        banner = _vs_banner(line) if line.endswith(":") else None
+        if banner is not None:
+            if banner == "Error Message:" and mode is _Mode.VS_HEAD:
+                self._mode = _Mode.VS_MSG
+                return True
+            if banner == "Stack Trace:" and mode is not _Mode.VS_OUT:
+                self._mode = _Mode.VS_STACK
+                return True
+            if banner.endswith("Messages:"):
+                self._mode = _Mode.VS_OUT
+                return True
+        if mode is _Mode.VS_STACK:
+            if not line.strip() or line.startswith(("   ", "---", "\t")) or _FRAME_RE.match(line):
+                p.keep(p.stack, line)
+                return True
+        elif not _is_vs_boundary(line) and (mode is not _Mode.VS_HEAD or not line.strip()):
+            if mode is _Mode.VS_MSG:  # VSTest indents only the first message line; the rest is as written
+                p.keep(p.message, line[3:] if not p.message and line.startswith("   ") else line)
+            elif mode is _Mode.VS_OUT:
+                p.keep(p.stdout, line)
+            return True
+        self._end_block()
+        return False
+
+    @staticmethod
+    def _mtp_continues(line: str, indent: int) -> bool:
+        stripped = line.lstrip()
+        if stripped.startswith(_MTP_STOP):
+            return False
+        if stripped and _indent(line) <= indent:
+            if stripped.startswith(("skipped ", "passed ", "failed ", "timed out ", "cancel")) and (
+                _MTP_RESULT_RE.match(line)
+            ):
+                return False
+            if line.endswith(")") and _MTP_ASSEMBLY_RE.match(line):
+                return False
+        return True  # col-0 message continuations (xUnit `Expected:`) belong to the body
+
+    def _summary_line(self, line: str, first: bool = False) -> bool:
+        stripped = line.strip()
+        if not first and (stripped.startswith(_MTP_STOP) or (stripped and not line[0].isspace())):
+            self._end_block()
+            return False
+        self._block_lines += 1
+        if first and "Aborted" in stripped:
+            self._run_error(stripped)
+        for key, value in _SUMMARY_KEY_RE.findall(line):
+            self._block[key] = int(value)
+        if self._block_lines > 10_000:
+            self._end_block()
+        return True
+
+    def _end_block(self) -> None:
+        mode, p = self._mode, self._pending
+        self._mode, self._pending = _Mode.IDLE, None
+        if mode is _Mode.MTP_SUMMARY or mode is _Mode.OLD_SUMMARY:
+            block, self._block = self._block, {}
+            if "total" in block:
+                passed = block.get("succeeded", block.get("passed", 0))
+                failed = block.get("failed", 0)
+                self._add_counts(TestCounts(block["total"], passed, failed, block.get("skipped", 0)))
+                if mode is _Mode.MTP_SUMMARY:
+                    self._mtp_failed_last = failed
+            return
+        if p is None:
+            return
+        self._truncated += p.dropped > 0
+        if mode is _Mode.TL_BODY:
+            self._add(_tl_case(p))
+        elif mode is _Mode.MTP_BODY:
+            self._add(_mtp_case(p))
+        elif mode is _Mode.XUNIT_BODY:
+            if len(self._xunit_only) < MAX_FAILURES:
+                self._xunit_only.append(_xunit_case(p))
+        else:
+            self._add(TestCase(p.name, p.outcome, message=_join(p.message), stack=_frames(p.stack),
+                               duration_s=p.duration_s, stdout=_join(p.stdout)))
+
+    def _add_counts(self, counts: TestCounts) -> None:
+        self._counts = counts if self._counts is None else self._counts + counts
+
+    def _add(self, case: TestCase) -> None:
+        key = (case.name, case.outcome.value, case.message, case.stack)
+        if key in self._seen:
+            return
+        if len(self._failures) >= MAX_FAILURES:
+            self._dropped_failures += 1
+            return
+        self._seen.add(key)
+        self._names.add(case.name)
+        self._failures.append(case)
+
+    def _run_error(self, message: str) -> None:
+        if len(self._run_errors) < MAX_RUN_ERRORS and all(e.message != message for e in self._run_errors):
+            self._run_errors.append(RunError(self.source, message[:MAX_LINE_KEPT]))
+
+
+class DotnetTestParser:
+    name = "dotnet_test"
+    description = "dotnet test console output (VSTest, terminal logger, Microsoft.Testing.Platform)"
+
+    def sniff(self, head: Sequence[str]) -> bool:
+        return any(_SNIFF_RE.search(line) or ("!" in line and _VS_SUMMARY_RE.search(line))
+                   for line in head[:SNIFF_LINES])
+
+    def consumer(self, source: str) -> DotnetTestConsumer:
+        return DotnetTestConsumer(source)
+
+
+PARSER = DotnetTestParser()
