@@ -72,6 +72,26 @@ def lxml_parse(path: str) -> Result:
     return {"tests": tests, "failed": failed, "work_s": time.perf_counter() - t0}
 
 
+_LEAVES = frozenset({"UnitTestResult", "UnitTest", "TestEntry", "testcase"})
+
+
+def lxml_iterparse_floor(path: str) -> Result:
+    """A floor for any streaming Python reader: lxml iterparse, free each leaf, no other work."""
+    from lxml import etree
+
+    t0 = time.perf_counter()
+    tests = 0
+    for _, el in etree.iterparse(path, events=("end",), huge_tree=True):
+        tag = el.tag
+        if isinstance(tag, str) and tag.rsplit("}", 1)[-1] in _LEAVES:
+            tests += tag.endswith(("UnitTestResult", "testcase"))
+            el.clear(keep_tail=False)
+            parent = el.getparent()
+            while parent is not None and el.getprevious() is not None:
+                del parent[0]
+    return {"tests": tests, "work_s": time.perf_counter() - t0}
+
+
 def junitparser_case(path: str) -> Result:
     from junitparser import JUnitXml, TestSuite
 
@@ -127,6 +147,7 @@ def noop(path: str) -> Result:
 TOOLS: dict[str, Callable[[str], Result]] = {
     "ours-api": ours_api,
     "lxml-parse": lxml_parse,
+    "lxml-iterparse-floor": lxml_iterparse_floor,
     "junitparser": junitparser_case,
     "test-results-parser": test_results_parser_case,
     "line-scan": line_scan,

@@ -152,8 +152,9 @@ def perf_cases(paths: dict[str, Path]) -> list[Case]:
     trx, junit, log, small = paths["trx"], paths["junit"], paths["log"], paths["log_small"]
     return [
         child("baseline", "noop", trx),
-        *ours("TRX", trx), child("TRX", "lxml-parse", trx),
-        *ours("JUnit", junit), child("JUnit", "lxml-parse", junit), child("JUnit", "junitparser", junit),
+        *ours("TRX", trx), child("TRX", "lxml-parse", trx), child("TRX", "lxml-iterparse-floor", trx),
+        *ours("JUnit", junit), child("JUnit", "lxml-parse", junit),
+        child("JUnit", "lxml-iterparse-floor", junit), child("JUnit", "junitparser", junit),
         child("JUnit", "test-results-parser", junit),
         *ours("log", log), child("log", "line-scan", log),
         Case("log", "grep -c (GNU grep, C)", log,
@@ -228,7 +229,8 @@ def machine_facts() -> dict[str, str]:
     except OSError:
         pass
     facts = {"nproc": str(os.cpu_count()), "cpu": cpu, "python": platform.python_version(),
-             "platform": platform.platform()}
+             "platform": platform.platform(),
+             "load average at start (1/5/15 min)": " / ".join(f"{x:.2f}" for x in os.getloadavg())}
     try:
         mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
         facts["memory"] = f"{int(mem) / 1024 / 1024:.1f} GiB"
@@ -303,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.all or args.reduction:
         red = reduction(reduction_inputs())
         raw["reduction"] = red
+    facts["load average at end (1/5/15 min)"] = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(raw, indent=1, default=str))
     text = markdown(facts, perf, red, argv)
