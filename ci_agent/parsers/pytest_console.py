@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 from ci_agent.model import Diagnostic, Outcome, ParseResult, RunError, Severity, TestCase, TestCounts
 
-_RULE_RE = re.compile(r"={3,} (?P<title>.+?) ={3,}")
-_BLOCK_RE = re.compile(r"_{3,} (?P<title>.+?) _{3,}")
+# pytest pads titles to the terminal width but always writes at least one rule character.
+_RULE_RE = re.compile(r"=+ (?P<title>.+?) =+")
+_BLOCK_RE = re.compile(r"_+ (?P<title>[^_ ].*?) _+")
 _INTERRUPTED_RE = re.compile(r"!{3,} (?P<text>.+?) !{3,}")
 # `1 failed, 3 passed, 1 skipped, 2 warnings in 0.12s` (also `no tests ran in 0.01s`).
 _COUNTS_RE = re.compile(
@@ -41,6 +42,7 @@ _IN_TEST_SECTIONS = frozenset({"ERRORS", "FAILURES", "PASSES", "XPASSES", "XFAIL
 MAX_BLOCK_LINES = 400
 MAX_LINE_CHARS = 2000
 MAX_TRACEBACK_FRAMES = 50
+MAX_SPLIT_TRIES = 20
 
 
 @dataclass(slots=True)
@@ -92,13 +94,28 @@ def is_node_id(text: str) -> bool:
     return bool(sep and path and " " not in path) or (text.endswith(".py") and " " not in text)
 
 
+def split_summary(text: str) -> tuple[str, str | None]:
+    """`node - message` -> (node, message); a ` - ` inside `[param ids]` belongs to the node."""
+    start = 0
+    for _ in range(MAX_SPLIT_TRIES):
+        at = text.find(" - ", start)
+        if at < 0:
+            break
+        node = text[:at]
+        if node.count("[") <= node.count("]"):
+            return node, text[at + 3 :]
+        start = at + 3
+    node, sep, message = text.partition(" - ")
+    return node, (message if sep else None)
+
+
 def summary_line(line: str) -> tuple[Outcome, str, str | None] | None:
     """`FAILED node - message` / `ERROR node` of the short test summary."""
     for word, outcome in (("FAILED ", Outcome.FAILED), ("ERROR ", Outcome.ERROR)):
         if line.startswith(word):
-            node, sep, message = line[len(word):].partition(" - ")
+            node, message = split_summary(line[len(word):])
             if is_node_id(node):
-                return outcome, node, (message if sep else None)
+                return outcome, node, message
     return None
 
 
