@@ -23,15 +23,16 @@ CS_ERRORS = "dotnet-logs/cs-errors-multi-win.log"
 NUGET = "dotnet-logs/nuget-restore-nu1605-warnaserror.log"
 YAMI_TRX = "enricomi/trx/yami_YAMILEX_2015-10-24_04_18_59.trx"
 BIG_TRX = "enricomi/trx/nunit/FluentValidation.Tests.trx"
+Cap = pytest.CaptureFixture[str]
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+def _run(capsys: Cap, *argv: str) -> tuple[int, str, str]:
     code = main(["distill", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+def _json(capsys: Cap, *argv: str) -> dict[str, object]:
     code, out, err = _run(capsys, "--output", "json", *argv)
     assert code == 0, err
     data: dict[str, object] = json.loads(out)
@@ -39,7 +40,7 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
     return data
 
 
-def test_msbuild_log_gives_the_expected_unique_errors_and_warnings(capsys: pytest.CaptureFixture[str]) -> None:
+def test_msbuild_log_gives_the_expected_unique_errors_and_warnings(capsys: Cap) -> None:
     log = shared_fixture(CS_ERRORS)
     expected = json.loads(log.with_name(log.name + ".expected.json").read_text())
     data = _json(capsys, str(log))
@@ -57,7 +58,7 @@ def test_msbuild_log_gives_the_expected_unique_errors_and_warnings(capsys: pytes
                              "unique_diagnostics": 23, "llm_bytes": data["stats"]["llm_bytes"]}  # type: ignore[index]
 
 
-def test_real_trx_gives_failures(capsys: pytest.CaptureFixture[str]) -> None:
+def test_real_trx_gives_failures(capsys: Cap) -> None:
     data = _json(capsys, str(shared_fixture(YAMI_TRX)))
     tests = data["tests"]
     assert isinstance(tests, dict)
@@ -69,7 +70,7 @@ def test_real_trx_gives_failures(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["run_errors"]
 
 
-def test_llm_output_is_the_default_and_shrinks_a_failed_msbuild_log(capsys: pytest.CaptureFixture[str]) -> None:
+def test_llm_output_is_the_default_and_shrinks_a_failed_msbuild_log(capsys: Cap) -> None:
     log = shared_fixture(NUGET)
     code, out, _ = _run(capsys, str(log))
     assert code == 0
@@ -81,7 +82,7 @@ def test_llm_output_is_the_default_and_shrinks_a_failed_msbuild_log(capsys: pyte
     assert "more errors omitted (see the JSON report)" in out or "more warnings omitted" in out
 
 
-def test_llm_output_shrinks_a_large_trx_170_fold(capsys: pytest.CaptureFixture[str]) -> None:
+def test_llm_output_shrinks_a_large_trx_170_fold(capsys: Cap) -> None:
     trx = shared_fixture(BIG_TRX)
     code, out, _ = _run(capsys, str(trx))
     assert code == 0
@@ -89,7 +90,7 @@ def test_llm_output_shrinks_a_large_trx_170_fold(capsys: pytest.CaptureFixture[s
     assert trx.stat().st_size / len(out.encode("utf-8")) >= 170
 
 
-def test_json_stats_llm_bytes_is_the_llm_rendering_size(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_stats_llm_bytes_is_the_llm_rendering_size(capsys: Cap) -> None:
     log = str(shared_fixture(NUGET))
     _, llm, _ = _run(capsys, "--max-bytes", "3000", log)
     data = _json(capsys, "--max-bytes", "3000", log)
@@ -97,7 +98,7 @@ def test_json_stats_llm_bytes_is_the_llm_rendering_size(capsys: pytest.CaptureFi
     assert len(data["diagnostics"]) == 77  # type: ignore[arg-type]  # nothing dropped from JSON
 
 
-def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stdin(capsys: Cap, monkeypatch: pytest.MonkeyPatch) -> None:
     log = shared_fixture(CS_ERRORS)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(log.read_bytes())))
     data = _json(capsys, "-")
@@ -105,7 +106,7 @@ def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPat
     assert len(data["diagnostics"]) == 23  # type: ignore[arg-type]
 
 
-def test_recursive_glob_is_expanded_and_sorted(capsys: pytest.CaptureFixture[str]) -> None:
+def test_recursive_glob_is_expanded_and_sorted(capsys: Cap) -> None:
     if "trx" not in XML_PARSERS:
         pytest.skip("trx parser not registered")
     pattern = str(SHARED_FIXTURES / "enricomi" / "trx" / "**" / "*.trx")
@@ -117,7 +118,7 @@ def test_recursive_glob_is_expanded_and_sorted(capsys: pytest.CaptureFixture[str
 
 
 def test_missing_path_is_named_on_stderr_and_the_rest_is_still_read(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        capsys: Cap, tmp_path: Path) -> None:
     missing = str(tmp_path / "nope.log")
     code, out, err = _run(capsys, missing, str(tmp_path / "*.trx"), str(shared_fixture(CS_ERRORS)))
     assert code == 0
@@ -126,13 +127,13 @@ def test_missing_path_is_named_on_stderr_and_the_rest_is_still_read(
     assert out.startswith("ci-agent report: 20 errors, 3 warnings")
 
 
-def test_nothing_readable_is_exit_1_with_a_clear_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_nothing_readable_is_exit_1_with_a_clear_error(capsys: Cap, tmp_path: Path) -> None:
     code, out, err = _run(capsys, str(tmp_path / "nope.log"))
     assert code == 1 and out == ""
     assert "no input could be read" in err and "nope.log" in err
 
 
-def test_unreadable_file_names_the_path(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_unreadable_file_names_the_path(capsys: Cap, tmp_path: Path) -> None:
     dangling = tmp_path / "build.log"
     os.symlink(tmp_path / "gone", dangling)  # exists as a name, cannot be opened (works as root too)
     code, _, err = _run(capsys, str(dangling))
@@ -140,12 +141,12 @@ def test_unreadable_file_names_the_path(capsys: pytest.CaptureFixture[str], tmp_
     assert f"cannot read {dangling}" in err
 
 
-def test_max_bytes_too_small_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_max_bytes_too_small_is_a_usage_error(capsys: Cap) -> None:
     code, _, err = _run(capsys, "--max-bytes", "10", str(shared_fixture(CS_ERRORS)))
     assert code == 2 and "--max-bytes" in err
 
 
-def test_github_output_has_only_our_commands(capsys: pytest.CaptureFixture[str]) -> None:
+def test_github_output_has_only_our_commands(capsys: Cap) -> None:
     code, out, _ = _run(capsys, "--output", "github", str(shared_fixture(NUGET)))
     assert code == 0
     lines = out.splitlines()
@@ -154,7 +155,7 @@ def test_github_output_has_only_our_commands(capsys: pytest.CaptureFixture[str])
     assert "34 errors, 23 warnings not annotated" in lines[-1]
 
 
-def test_markdown_and_codequality(capsys: pytest.CaptureFixture[str]) -> None:
+def test_markdown_and_codequality(capsys: Cap) -> None:
     log = str(shared_fixture(CS_ERRORS))
     code, md, _ = _run(capsys, "--output", "markdown", log)
     assert code == 0 and md.startswith("## ci-agent: 20 errors, 3 warnings")
@@ -163,7 +164,7 @@ def test_markdown_and_codequality(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(issues) == 23 and issues[0]["location"]["path"].startswith("Games/StarCoreDefense/")
 
 
-def test_junit_conversion_of_a_trx(capsys: pytest.CaptureFixture[str]) -> None:
+def test_junit_conversion_of_a_trx(capsys: Cap) -> None:
     code, out, _ = _run(capsys, "--output", "junit", str(shared_fixture(BIG_TRX)))
     assert code == 0
     root = etree.fromstring(out.encode("utf-8"))
@@ -171,7 +172,7 @@ def test_junit_conversion_of_a_trx(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(root.findall(".//testcase")) == 804
 
 
-def test_report_validates_with_check_jsonschema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_report_validates_with_check_jsonschema(capsys: Cap, tmp_path: Path) -> None:
     _, out, _ = _run(capsys, "--output", "json", str(shared_fixture(NUGET)), str(shared_fixture(YAMI_TRX)))
     report = tmp_path / "report.json"
     report.write_text(out, encoding="utf-8")
@@ -181,6 +182,7 @@ def test_report_validates_with_check_jsonschema(capsys: pytest.CaptureFixture[st
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_explicit_repo_root(capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(capsys, "--repo-root", "C:\\Users\\18229\\.openclaw\\workspace", str(shared_fixture(CS_ERRORS)))
+def test_explicit_repo_root(capsys: Cap) -> None:
+    root = "C:\\Users\\18229\\.openclaw\\workspace"
+    data = _json(capsys, "--repo-root", root, str(shared_fixture(CS_ERRORS)))
     assert data["diagnostics"][0]["file"].startswith("PureBattleGame/Games/")  # type: ignore[index]
