@@ -314,7 +314,10 @@ class DotnetTestConsumer:
                                 "but reported no failed test")
             self._mtp_failed_last = None
         elif head.startswith(_RUN_ERROR_STARTS):
-            self._run_error(line.strip())
+            # `Test Run Aborted.` closes the `The active test run was aborted. Reason: ..` already kept.
+            said = any("aborted" in e.message for e in self._run_errors)
+            if not (said and head.startswith("Test Run Aborted")):
+                self._run_error(line.strip())
         else:
             return False
         return True
