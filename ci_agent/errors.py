@@ -31,3 +31,9 @@ class InputError(CiAgentError):
     """An input file could not be read or is not in any format we know."""
 
     exit_code = ExitCode.FAILURE
+
+
+class ConfigError(CiAgentError):
+    """`.ci-agent.yml` (or a setting) is invalid; the message names the offending key."""
+
+    exit_code = ExitCode.USAGE

@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="what to print (default: llm, the text the model reads)")
     distill.add_argument("--max-bytes", type=int, default=None, metavar="N",
                          help="byte budget of the llm/markdown rendering (default from config: 8000)")
+    from ci_agent.commands.patch import register as register_patch
+
+    register_patch(verbs)
     return parser
 
 
@@ -47,6 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ci_agent.commands.distill import run_distill
 
             return int(run_distill(args))
+        if args.verb == "patch":
+            from ci_agent.commands.patch import run_patch
+
+            return int(run_patch(args))
         parser.error(f"unknown verb {args.verb}")
     except CiAgentError as exc:
         print(f"ci-agent: error: {exc}", file=sys.stderr)

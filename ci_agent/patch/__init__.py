@@ -1,0 +1,9 @@
+"""The patch engine: extract a model's diff, police it (paths, sizes, fake-fix gates), check it
+with git and apply it all or nothing — never a half-applied tree (DESIGN.md §4.4)."""
+
+from ci_agent.patch.apply import ApplyError, Trailers, commit, rollback, snapshot
+from ci_agent.patch.engine import Verdict, apply_patch, review
+from ci_agent.patch.parse import Rejection
+
+__all__ = ["ApplyError", "Rejection", "Trailers", "Verdict", "apply_patch", "commit", "review",
+           "rollback", "snapshot"]

@@ -1,0 +1,181 @@
+"""Apply a policed patch all or nothing, roll it back, commit it with trailers.
+
+`git apply` checks every hunk of every file before it writes anything, so a patch that does not
+fit leaves the tree alone. What remains is a failure while writing (a full disk, a permission):
+for that the index tree and the bytes of every touched file are saved first and put back, so the
+working tree and the index end up exactly as they were whatever happens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_agent import git
+from ci_agent.config import CommitSettings
+from ci_agent.errors import CiAgentError
+
+
+class ApplyError(CiAgentError):
+    """git refused or failed to apply a patch; the tree is as it was before."""
+
+
+@dataclass(frozen=True, slots=True)
+class TreeSnapshot:
+    """Everything a patch could change: status, both diffs, the index, every file's bytes."""
+
+    status: str
+    worktree_diff: str
+    index_diff: str
+    index: str
+    files: tuple[tuple[str, str], ...]
+
+
+def snapshot(repo: Path) -> TreeSnapshot:
+    files: list[tuple[str, str]] = []
+    for root, dirs, names in os.walk(repo):
+        dirs[:] = sorted(d for d in dirs if not (root == str(repo) and d == ".git"))
+        for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, repo)
+            if os.path.islink(full):
+                files.append((rel, "link:" + os.readlink(full)))
+            else:
+                data = Path(full).read_bytes()
+                files.append((rel, f"{os.stat(full).st_mode:o}:{hashlib.sha256(data).hexdigest()}"))
+        # empty directories count too: a failed apply must not leave one behind
+        if not names and not dirs and root != str(repo):
+            files.append((os.path.relpath(root, repo) + "/", "dir"))
+    return TreeSnapshot(
+        status=git.status_v2(repo),
+        worktree_diff=git.diff(repo),
+        index_diff=git.diff(repo, cached=True),
+        index=git.git_ok(repo, ["ls-files", "--stage", "-z"]),
+        files=tuple(sorted(files)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Saved:
+    path: str
+    data: bytes | None
+    mode: int
+
+
+def _save(repo: Path, paths: Iterable[str]) -> tuple[list[_Saved], set[str]]:
+    saved: list[_Saved] = []
+    existing_dirs: set[str] = set()
+    for rel in dict.fromkeys(paths):
+        full = repo / rel
+        if full.is_file() and not full.is_symlink():
+            saved.append(_Saved(rel, full.read_bytes(), full.stat().st_mode))
+        elif not (full.exists() or full.is_symlink()):
+            saved.append(_Saved(rel, None, 0))
+        # anything else (a directory, a symlink) git apply refuses to touch: leave it alone
+        for parent in Path(rel).parents:
+            if (repo / parent).is_dir():
+                existing_dirs.add(parent.as_posix())
+    return saved, existing_dirs
+
+
+def _restore(repo: Path, saved: list[_Saved], existing_dirs: set[str]) -> None:
+    for item in saved:
+        full = repo / item.path
+        if item.data is None:  # it did not exist: remove what the failed apply created
+            if full.is_dir() and not full.is_symlink():
+                shutil.rmtree(full)
+            elif full.exists() or full.is_symlink():
+                full.unlink()
+            for parent in Path(item.path).parents:
+                if parent.as_posix() not in existing_dirs and (repo / parent).is_dir():
+                    try:
+                        (repo / parent).rmdir()
+                    except OSError:
+                        break
+        else:
+            if full.is_symlink() or full.is_dir():
+                full.unlink() if full.is_symlink() else shutil.rmtree(full)
+            full.parent.mkdir(parents=True, exist_ok=True)
+            full.write_bytes(item.data)
+            os.chmod(full, item.mode & 0o7777)
+
+
+_ERROR_LINE = re.compile(r"^(error|fatal|warning): ", re.M)
+
+
+def git_complaint(stderr: str) -> str:
+    """git's error lines, without the noise around them, for a message to the model."""
+    lines = [line for line in stderr.splitlines() if _ERROR_LINE.match(line)]
+    return "\n".join(lines or stderr.strip().splitlines()[:10])[:2000]
+
+
+def check(repo: Path, patch_text: str, *, reverse: bool = False) -> str | None:
+    """None when the patch applies cleanly to the tree and the index, else git's complaint."""
+    result = git.apply(repo, patch_text, check=True, reverse=reverse)
+    return None if result.ok else git_complaint(result.stderr or result.stdout) or "git apply failed"
+
+
+def apply_atomically(repo: Path, patch_text: str, paths: Iterable[str], *, reverse: bool = False) -> None:
+    """Apply (or with `reverse`, undo) `patch_text` to the work tree and the index, or raise
+    ApplyError with both exactly as they were. `paths` are every path the patch names."""
+    complaint = check(repo, patch_text, reverse=reverse)
+    if complaint is not None:
+        raise ApplyError(complaint)
+    tree = git.write_tree(repo)
+    saved, existing_dirs = _save(repo, paths)
+    try:
+        result = git.apply(repo, patch_text, reverse=reverse)
+    except BaseException:
+        _put_back(repo, tree, saved, existing_dirs)
+        raise
+    if not result.ok:
+        _put_back(repo, tree, saved, existing_dirs)
+        raise ApplyError(git_complaint(result.stderr) or "git apply failed")
+
+
+def _put_back(repo: Path, tree: str, saved: list[_Saved], existing_dirs: set[str]) -> None:
+    git.read_tree(repo, tree)
+    _restore(repo, saved, existing_dirs)
+    # read-tree forgets the stat data of the files we just rewrote; refresh it so the index
+    # matches the work tree again (`git status` would show them as modified otherwise)
+    git.git(repo, ["update-index", "-q", "--refresh"])
+
+
+def rollback(repo: Path, patch_text: str, paths: Iterable[str]) -> None:
+    """Undo an applied patch (`git apply --reverse --check`, then `--reverse`), all or nothing."""
+    apply_atomically(repo, patch_text, paths, reverse=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Trailers:
+    attempt: int
+    failure: str = ""
+    run: str = ""
+
+    def pairs(self) -> list[tuple[str, str]]:
+        out = [("CI-Agent-Attempt", str(self.attempt))]
+        if self.failure:
+            out.append(("CI-Agent-Failure", _one_line(self.failure)))
+        if self.run:
+            out.append(("CI-Agent-Run", _one_line(self.run)))
+        return out
+
+
+def _one_line(value: str) -> str:
+    return " ".join("".join(c if c.isprintable() else " " for c in value).split())[:200]
+
+
+def commit(repo: Path, settings: CommitSettings, message: str, trailers: Trailers) -> str:
+    """Commit the index with the configured identity and the ci-agent trailers; the new id."""
+    subject, _, body = message.strip().partition("\n")
+    text = _one_line(subject) or "ci-agent: fix the failing build"
+    if body.strip():
+        text += "\n\n" + body.strip()
+    full = git.add_trailers(repo, text + "\n", trailers.pairs())
+    identity = git.Identity(settings.author_name, settings.author_email)
+    return git.commit(repo, full, identity, no_verify=settings.no_verify)

@@ -1,0 +1,165 @@
+"""Find the unified diff in a model's answer and fit it to the files on disk.
+
+`extract_diff` takes a tool-call field or free text (fenced ```diff blocks, or a bare diff
+among prose). `fit_to_repo` repairs what models get wrong and git does not forgive, using the
+file on disk as the truth: CRLF vs LF line endings, a missing "\\ No newline at end of file",
+and bare `@@` headers without line numbers. Counts and a/ b/ prefixes are handled by the parser.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from ci_agent.patch.parse import UNKNOWN_START, FilePatch, Hunk, Patch
+
+_FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([\w+.-]*)[^`]*$")
+_DIFF_INFO = {"diff", "patch", "udiff", "git"}
+_DIFF_START = re.compile(r"^(diff --git |--- \S|@@ )", re.M)
+NO_EOL = "\\ No newline at end of file"
+
+
+def _fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """(info string, body) of every fenced code block in Markdown text."""
+    blocks: list[tuple[str, str]] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        match = _FENCE_OPEN.match(lines[i].rstrip("\r"))
+        if not match:
+            i += 1
+            continue
+        indent, fence, info = len(match[1]), match[2], match[3].lower()
+        body: list[str] = []
+        i += 1
+        while i < len(lines):
+            stripped = lines[i].rstrip("\r").strip()
+            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
+                break
+            line = lines[i]
+            # a fence indented inside a list item indents its body too
+            body.append(line[indent:] if line[:indent].isspace() else line)
+            i += 1
+        blocks.append((info, "\n".join(body)))
+        i += 1
+    return blocks
+
+
+def extract_diff(answer: str) -> str:
+    """The diff text in `answer`: its diff-looking fenced blocks joined, else the answer itself.
+
+    Prose around a bare diff is left for the parser, which skips anything that is not part of a
+    file patch. A patch sent entirely with CRLF line breaks (pasted from Windows) is turned to
+    LF here; `fit_to_repo` puts CR back for files that have CRLF endings on disk.
+    """
+    text = answer.lstrip("\ufeff")
+    blocks = _fenced_blocks(text)
+    chosen = [body for info, body in blocks if info in _DIFF_INFO or _DIFF_START.search(body)]
+    if chosen:
+        text = "\n".join(body.rstrip("\n") for body in chosen)
+    lines = text.split("\n")
+    if len(lines) > 1 and all(line.endswith("\r") for line in lines[:-1] if line):
+        text = "\n".join(line[:-1] if line.endswith("\r") else line for line in lines)
+    return text if text.endswith("\n") else text + "\n"
+
+
+# ---- fitting to the files on disk ---------------------------------------------------------------
+
+
+def _eol_style(data: bytes) -> str:
+    """'crlf' when every line break is CRLF, 'lf' when none is, 'mixed' otherwise."""
+    crlf = data.count(b"\r\n")
+    if crlf == 0:
+        return "lf"
+    return "crlf" if crlf == data.count(b"\n") else "mixed"
+
+
+def _fit_eol(hunk: Hunk, style: str) -> Hunk:
+    if style == "mixed":
+        return hunk
+    lines = []
+    for k, line in enumerate(hunk.lines):
+        if line[:1] in (" ", "+", "-"):
+            unterminated = k + 1 < len(hunk.lines) and hunk.lines[k + 1].startswith("\\")
+            eol = "\r" if style == "crlf" and not unterminated else ""
+            line = line[0] + line[1:].removesuffix("\r") + eol
+        lines.append(line)
+    return replace(hunk, lines=tuple(lines))
+
+
+def _old_side(hunk: Hunk) -> list[str]:
+    return [line[1:] for line in hunk.lines if line[:1] in (" ", "-")]
+
+
+def _locate(hunk: Hunk, disk_lines: list[str]) -> Hunk:
+    """Give a bare `@@` hunk the line number where its old side occurs in the file."""
+    if hunk.old_start != UNKNOWN_START:
+        return hunk
+    old = _old_side(hunk)
+    start = 1
+    for k in range(len(disk_lines) - len(old) + 1):
+        if disk_lines[k : k + len(old)] == old:
+            start = k + 1
+            break
+    return replace(hunk, old_start=start, new_start=start)
+
+
+def _fit_no_final_newline(hunk: Hunk, disk_lines: list[str]) -> Hunk:
+    """Add the missing "No newline at end of file" markers to a hunk that ends the file.
+
+    Only for a file without a final newline, and only when the hunk's old side is exactly the
+    file's tail. The file keeps having no final newline (the minimal change). A line marked as
+    unterminated loses the CR that `_fit_eol` gave it: it has no line break at all.
+    """
+    lines = list(hunk.lines)
+    old = [line.removesuffix("\r") for line in _old_side(hunk)]
+    tail = [line.removesuffix("\r") for line in disk_lines[-len(old) :]] if old else []
+    if any(line.startswith("\\") for line in lines) or not old or tail != old:
+        return hunk
+    last_old = max(k for k, line in enumerate(lines) if line[:1] in (" ", "-"))
+    trailing_added = [k for k in range(last_old + 1, len(lines)) if lines[k][:1] == "+"]
+    kind, body = lines[last_old][0], lines[last_old][1:].removesuffix("\r")
+    if kind == " " and trailing_added:
+        # " L" then "+N": L gains a line break, so in git's terms it is removed and re-added
+        eol = "\r" if lines[trailing_added[0]].endswith("\r") else ""
+        lines[last_old : last_old + 1] = ["-" + body, NO_EOL, "+" + body + eol]
+        lines[-1] = lines[-1].removesuffix("\r")
+        lines.append(NO_EOL)
+    elif kind == " ":
+        lines[last_old : last_old + 1] = [" " + body, NO_EOL]
+    else:
+        lines[last_old : last_old + 1] = ["-" + body, NO_EOL]
+        last_new = max((k for k, line in enumerate(lines) if line[:1] in (" ", "+")), default=-1)
+        if last_new > last_old and lines[last_new][0] == "+":
+            lines[last_new : last_new + 1] = [lines[last_new].removesuffix("\r"), NO_EOL]
+    return replace(hunk, lines=tuple(lines))
+
+
+def fit_file(fp: FilePatch, data: bytes | None) -> FilePatch:
+    """Fit one file patch to the current bytes of its old file (None: no such file)."""
+    if data is None or not fp.hunks or fp.binary:
+        return fp
+    style = _eol_style(data)
+    text = data.decode("utf-8", errors="surrogateescape")
+    ends_without_newline = bool(text) and not text.endswith("\n")
+    disk_lines = text.split("\n")
+    if not ends_without_newline:
+        disk_lines = disk_lines[:-1]
+    hunks = [_locate(_fit_eol(h, style), disk_lines) for h in fp.hunks]
+    if ends_without_newline:
+        hunks[-1] = _fit_no_final_newline(hunks[-1], disk_lines)
+    return replace(fp, hunks=tuple(hunks))
+
+
+def fit_to_repo(patch: Patch, repo: Path) -> Patch:
+    """Fit every file patch to the regular file it changes (paths were policed before)."""
+    files = []
+    for fp in patch.files:
+        data = None
+        if fp.old_path is not None:
+            target = repo / fp.old_path
+            if target.is_file() and not target.is_symlink():
+                data = target.read_bytes()
+        files.append(fit_file(fp, data))
+    return Patch(tuple(files))

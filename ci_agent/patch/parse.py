@@ -1,0 +1,471 @@
+"""A small typed model of a unified diff, a lenient parser for what models write, and a
+canonical renderer for what git reads.
+
+The engine never hands git the text it received: it parses it into this model, polices the
+model, and renders the model back. So git can only act on what the policy has seen — a header
+our parser does not know (say, a stray `copy from`) is dropped, never obeyed.
+
+Hunk line counts in `@@` headers are recomputed from the lines (models often get them wrong);
+the declared counts are only used to tell hunk lines from prose that follows the last hunk.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+NULL_PATH = "/dev/null"
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why (part of) a patch may not land; `message` is written for the model that sent it."""
+
+    rule: str
+    path: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"rule": self.rule, "path": self.path, "message": self.message}
+
+
+class PatchParseError(ValueError):
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    old_start: int
+    new_start: int
+    # Each line keeps its prefix (' ', '+', '-' or '\\' for "No newline at end of file") and no
+    # line terminator; a '\r' of a CRLF file stays part of the content.
+    lines: tuple[str, ...]
+    section: str = ""
+
+    @property
+    def old_count(self) -> int:
+        return sum(1 for line in self.lines if line[:1] in (" ", "-"))
+
+    @property
+    def new_count(self) -> int:
+        return sum(1 for line in self.lines if line[:1] in (" ", "+"))
+
+    @property
+    def added(self) -> int:
+        return sum(1 for line in self.lines if line[:1] == "+")
+
+    @property
+    def removed(self) -> int:
+        return sum(1 for line in self.lines if line[:1] == "-")
+
+
+@dataclass(frozen=True, slots=True)
+class FilePatch:
+    old_path: str | None  # None: the file is created
+    new_path: str | None  # None: the file is deleted
+    hunks: tuple[Hunk, ...] = ()
+    old_mode: str | None = None
+    new_mode: str | None = None
+    rename: bool = False
+    copy: bool = False
+    binary: bool = False
+    # Every path the headers named (diff --git, ---/+++, rename/copy from/to), all policed.
+    mentioned: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> str:
+        return self.new_path or self.old_path or ""
+
+    @property
+    def is_new(self) -> bool:
+        return self.old_path is None
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.new_path is None
+
+    @property
+    def added(self) -> int:
+        return sum(h.added for h in self.hunks)
+
+    @property
+    def removed(self) -> int:
+        return sum(h.removed for h in self.hunks)
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return tuple(m for m in (self.old_mode, self.new_mode) if m)
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    files: tuple[FilePatch, ...]
+
+    @property
+    def added(self) -> int:
+        return sum(f.added for f in self.files)
+
+    @property
+    def removed(self) -> int:
+        return sum(f.removed for f in self.files)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(f.path for f in self.files)
+
+
+_HUNK_HEADER = re.compile(r"^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? ?(?:@@+(.*))?$")
+_BARE_HUNK_HEADER = re.compile(r"^@@+\s*(?:@@+)?\s*$")
+_MODE = re.compile(r"^[0-7]{6}$")
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+UNKNOWN_START = -1
+
+
+def unquote(text: str) -> tuple[str, str]:
+    """Split a C-quoted name (git's core.quotePath form) off the front of `text`."""
+    out = bytearray()
+    i = 1
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            return out.decode("utf-8", errors="surrogateescape"), text[i + 1 :]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt in _C_ESCAPES:
+                out.append(_C_ESCAPES[nxt])
+                i += 2
+                continue
+            octal = text[i + 1 : i + 4]
+            if re.fullmatch(r"[0-3][0-7]{2}", octal):
+                out.append(int(octal, 8))
+                i += 4
+                continue
+            raise PatchParseError(f"bad escape in quoted path {text!r}")
+        out += ch.encode("utf-8", errors="surrogateescape")
+        i += 1
+    raise PatchParseError(f"unterminated quoted path {text!r}")
+
+
+def _clean_path(name: str) -> str:
+    while name.startswith("./"):
+        name = name[2:]
+    return re.sub(r"/{2,}", "/", name)
+
+
+def _header_name(rest: str) -> str | None:
+    """The name on a ---/+++ line: quoted, or up to a tab (GNU diff timestamps follow one)."""
+    rest = rest.rstrip("\r")
+    if rest.startswith('"'):
+        name, _ = unquote(rest)
+    else:
+        name = rest.split("\t", 1)[0].rstrip(" ")
+    return None if name == NULL_PATH else name
+
+
+def _plain_name(rest: str) -> str:
+    rest = rest.rstrip("\r")
+    return unquote(rest)[0] if rest.startswith('"') else rest.rstrip(" ")
+
+
+def _git_line_names(rest: str) -> tuple[str, str] | None:
+    """Names on a `diff --git` line; only unambiguous when quoted or both names are equal."""
+    rest = rest.rstrip("\r")
+    if rest.startswith('"'):
+        first, tail = unquote(rest)
+        tail = tail.lstrip(" ")
+        second = unquote(tail)[0] if tail.startswith('"') else tail
+        return first, second
+    if len(rest) % 2 == 1:  # "X Y" with X == Y: both halves around the middle space
+        half = len(rest) // 2
+        first, second = rest[:half], rest[half + 1 :]
+        if rest[half] == " " and first.removeprefix("a/") == second.removeprefix("b/"):
+            return first, second
+    parts = rest.split(" ")
+    if len(parts) == 2 and '"' not in parts[1]:
+        return parts[0], parts[1]
+    return None
+
+
+def _strip_prefixes(old: str | None, new: str | None) -> tuple[str | None, str | None]:
+    """Drop git's a/ b/ prefixes when the patch has them; keep names as they are otherwise."""
+    old_ok = old is None or old.startswith("a/")
+    new_ok = new is None or new.startswith("b/")
+    if old_ok and new_ok and (old is not None or new is not None):
+        return (old[2:] if old else None), (new[2:] if new else None)
+    return old, new
+
+
+def _is_hunk_line(line: str) -> bool:
+    return line == "" or line[0] in " +-\\"
+
+
+def _starts_file(lines: list[str], i: int) -> bool:
+    line = lines[i]
+    if line.startswith("diff --git ") or line.startswith("diff -"):
+        return True
+    return line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")
+
+
+def _take_hunk(lines: list[str], i: int, declared: tuple[int, int] | None) -> tuple[list[str], int]:
+    """Collect the lines of one hunk starting at lines[i]; return them and the next index.
+
+    The run of hunk-looking lines ends at the next header. When the declared counts fit the run
+    (give or take blank lines at its end, which are usually just spacing before prose) they
+    decide; otherwise every line of the run is taken and the counts are recomputed.
+    """
+    run: list[str] = []
+    old = new = 0
+    j = i
+    while j < len(lines):
+        line = lines[j]
+        counts_met = declared is not None and old >= declared[0] and new >= declared[1]
+        if line.startswith("@@") or (not _is_hunk_line(line)):
+            break
+        if (counts_met or declared is None) and _starts_file(lines, j):
+            break
+        if line.startswith("diff --git "):
+            break
+        run.append(line)
+        if line == "" or line[0] in " -":
+            old += 1
+        if line == "" or line[0] in " +":
+            new += 1
+        j += 1
+    end = len(run)
+    while end and run[end - 1] == "":
+        end -= 1
+    if declared is not None:
+        o = n = 0
+        for k, line in enumerate(run):
+            if line == "" or line[0] in " -":
+                o += 1
+            if line == "" or line[0] in " +":
+                n += 1
+            if (o, n) == declared and k + 1 >= end:
+                end = k + 1
+                if end < len(run) and run[end].startswith("\\"):
+                    end += 1
+                break
+    body = [" " if line == "" else line for line in run[:end]]
+    return body, i + len(run)
+
+
+@dataclass
+class _FileBuilder:
+    old: str | None = None
+    new: str | None = None
+    git_names: tuple[str, str] | None = None
+    have_minus_plus: bool = False
+    old_mode: str | None = None
+    new_mode: str | None = None
+    new_file: bool = False
+    deleted: bool = False
+    rename_from: str | None = None
+    rename_to: str | None = None
+    copy: bool = False
+    binary: bool = False
+    hunks: list[Hunk] | None = None
+
+    def build(self) -> FilePatch:
+        mentioned: list[str] = []
+        old, new = self.old, self.new
+        if self.have_minus_plus:
+            old, new = _strip_prefixes(old, new)
+            mentioned += [p for p in (old, new) if p is not None]
+        if self.git_names is not None:
+            g_old, g_new = _strip_prefixes(*self.git_names)
+            mentioned += [p for p in (g_old, g_new) if p is not None]
+            if not self.have_minus_plus:
+                old, new = g_old, g_new
+        if self.rename_from is not None or self.rename_to is not None:
+            old = self.rename_from if self.rename_from is not None else old
+            new = self.rename_to if self.rename_to is not None else new
+            mentioned += [p for p in (self.rename_from, self.rename_to) if p is not None]
+        if self.new_file:
+            old = None
+        if self.deleted:
+            new = None
+        if old is None and new is None:
+            raise PatchParseError("a file header names no file (both sides are /dev/null)")
+        old = _clean_path(old) if old is not None else None
+        new = _clean_path(new) if new is not None else None
+        hunks = tuple(self.hunks or ())
+        if not hunks and not (self.binary or self.rename_from or self.copy or self.old_mode
+                              or self.new_file or self.deleted):
+            raise PatchParseError(f"no hunks for {new or old}", new or old or "")
+        return FilePatch(
+            old_path=old,
+            new_path=new,
+            hunks=hunks,
+            old_mode=self.old_mode,
+            new_mode=self.new_mode,
+            rename=self.rename_from is not None and old != new,
+            copy=self.copy,
+            binary=self.binary,
+            mentioned=tuple(dict.fromkeys(_clean_path(p) for p in mentioned)),
+        )
+
+
+def _header_line(fb: _FileBuilder, line: str) -> bool:
+    """Apply one extended header line to `fb`; False when it is not one we know."""
+    line = line.rstrip("\r")
+    key, _, value = line.partition(" ")
+    if line.startswith(("old mode ", "new mode ", "new file mode ", "deleted file mode ")):
+        mode = line.rsplit(" ", 1)[1]
+        if not _MODE.match(mode):
+            raise PatchParseError(f"bad file mode in {line!r}")
+        if line.startswith("old mode ") or line.startswith("deleted file mode "):
+            fb.old_mode = mode
+        else:
+            fb.new_mode = mode
+        fb.new_file = fb.new_file or line.startswith("new file mode ")
+        fb.deleted = fb.deleted or line.startswith("deleted file mode ")
+        return True
+    if line.startswith(("rename from ", "rename old ", "copy from ")):
+        fb.rename_from = _plain_name(line.split(" ", 2)[2])
+        fb.copy = fb.copy or line.startswith("copy ")
+        return True
+    if line.startswith(("rename to ", "rename new ", "copy to ")):
+        fb.rename_to = _plain_name(line.split(" ", 2)[2])
+        fb.copy = fb.copy or line.startswith("copy ")
+        return True
+    if line.startswith("GIT binary patch") or (line.startswith("Binary files ") and line.endswith(" differ")):
+        fb.binary = True
+        return True
+    return key in ("index", "similarity", "dissimilarity") and bool(value)
+
+
+def parse_patch(text: str) -> Patch:
+    """Parse every file patch in `text`, skipping prose before, between and after them."""
+    lines = text.split("\n")
+    files: list[FilePatch] = []
+    i = 0
+    while i < len(lines):
+        if not _starts_file(lines, i):
+            i += 1
+            continue
+        fb = _FileBuilder()
+        line = lines[i]
+        if line.startswith("diff --git "):
+            fb.git_names = _git_line_names(line[len("diff --git ") :])
+            i += 1
+        elif line.startswith("diff -"):
+            i += 1  # `diff -u old new` as printed by diff(1): the ---/+++ lines follow
+        while i < len(lines):
+            line = lines[i]
+            if (fb.hunks is None and not fb.have_minus_plus and line.startswith("--- ")
+                    and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")):
+                fb.old = _header_name(line[4:])
+                fb.new = _header_name(lines[i + 1][4:])
+                fb.have_minus_plus = True
+                i += 2
+                continue
+            if line.startswith("@@"):
+                fb.hunks = fb.hunks or []
+                hunk, i = _parse_hunk(lines, i, fb.new or fb.old or "")
+                fb.hunks.append(hunk)
+                continue
+            if fb.hunks is None and not fb.have_minus_plus and _header_line(fb, line):
+                i += 1
+                continue
+            break
+        if fb.git_names is None and not fb.have_minus_plus:
+            raise PatchParseError(
+                "a `diff --git` line whose file names cannot be read; quote names with spaces"
+            )
+        files.append(fb.build())
+    return Patch(tuple(files))
+
+
+def _parse_hunk(lines: list[str], i: int, path: str) -> tuple[Hunk, int]:
+    header = lines[i].rstrip("\r")
+    match = _HUNK_HEADER.match(header)
+    if match:
+        old_start, new_start = int(match[1]), int(match[3])
+        # an omitted count means 1 (`@@ -3 +3 @@`)
+        declared: tuple[int, int] | None = (
+            int(match[2]) if match[2] is not None else 1,
+            int(match[4]) if match[4] is not None else 1,
+        )
+        section = match[5] or ""
+    elif _BARE_HUNK_HEADER.match(header):
+        old_start = new_start = UNKNOWN_START  # located against the file on disk later
+        declared, section = None, ""
+    else:
+        raise PatchParseError(f"unreadable hunk header {header!r}", path)
+    body, nxt = _take_hunk(lines, i + 1, declared)
+    if not any(line[:1] in " +-" for line in body):
+        raise PatchParseError(f"empty hunk after {header!r}", path)
+    return Hunk(old_start, new_start, tuple(body), section), nxt
+
+
+# ---- rendering -------------------------------------------------------------------------------
+
+_SAFE = re.compile(r"^[\x20-\x7e]*$")
+
+
+def quote(name: str) -> str:
+    """git's C-quoting, used when a name has a quote, backslash, control or non-ASCII char."""
+    if _SAFE.match(name) and '"' not in name and "\\" not in name:
+        return name
+    out = ['"']
+    for byte in name.encode("utf-8", errors="surrogateescape"):
+        ch = chr(byte)
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif 0x20 <= byte < 0x7F:
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    out.append('"')
+    return "".join(out)
+
+
+def _side(prefix: str, name: str | None) -> str:
+    if name is None:
+        return NULL_PATH
+    quoted = quote(prefix + name)
+    # git ends a name containing a space with a tab so the name's end is unambiguous
+    return quoted + "\t" if " " in quoted and not quoted.startswith('"') else quoted
+
+
+def render_file(fp: FilePatch, index_mode: str | None = None) -> str:
+    old = fp.old_path if fp.old_path is not None else fp.new_path
+    new = fp.new_path if fp.new_path is not None else fp.old_path
+    out = [f"diff --git {quote('a/' + (old or ''))} {quote('b/' + (new or ''))}"]
+    if fp.is_new:
+        out.append(f"new file mode {fp.new_mode or '100644'}")
+    elif fp.is_deleted:
+        out.append(f"deleted file mode {fp.old_mode or index_mode or '100644'}")
+    elif fp.old_mode and fp.new_mode and fp.old_mode != fp.new_mode:
+        out += [f"old mode {fp.old_mode}", f"new mode {fp.new_mode}"]
+    if fp.rename and not fp.is_new and not fp.is_deleted:
+        out += [f"rename from {quote(fp.old_path or '')}", f"rename to {quote(fp.new_path or '')}"]
+    if fp.hunks:
+        out.append(f"--- {_side('a/', fp.old_path)}")
+        out.append(f"+++ {_side('b/', fp.new_path)}")
+        for hunk in fp.hunks:
+            out.append(_hunk_header(fp, hunk))
+            out.extend(hunk.lines)
+    return "\n".join(out) + "\n"
+
+
+def _hunk_header(fp: FilePatch, hunk: Hunk) -> str:
+    old_start, new_start = max(hunk.old_start, 0), max(hunk.new_start, 0)
+    if fp.is_new:
+        old_start, new_start = 0, 1 if hunk.new_count else 0
+    elif fp.is_deleted:
+        old_start, new_start = 1 if hunk.old_count else 0, 0
+    section = hunk.section if hunk.section.startswith(" ") or not hunk.section else " " + hunk.section
+    return f"@@ -{old_start},{hunk.old_count} +{new_start},{hunk.new_count} @@{section}"
+
+
+def render_patch(patch: Patch, index_modes: dict[str, str] | None = None) -> str:
+    modes = index_modes or {}
+    return "".join(render_file(fp, modes.get(fp.old_path or "")) for fp in patch.files)
+
+
+def with_hunks(fp: FilePatch, hunks: tuple[Hunk, ...]) -> FilePatch:
+    return replace(fp, hunks=hunks)

@@ -1,0 +1,267 @@
+"""The engine on real repositories: what models send, what git demands, all or nothing."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ci_agent.config import CommitSettings, PatchSettings
+from ci_agent.patch import Trailers, apply_patch, commit, review, rollback
+from ci_agent.patch.apply import ApplyError, apply_atomically
+from tests.patch.conftest import Repo, make_repo
+
+FIX = """--- a/src/App/Calc.cs
++++ b/src/App/Calc.cs
+@@ -4,3 +4,3 @@
+ {
+-    public static int Add(int a, int b) => a - b;
++    public static int Add(int a, int b) => a + b;
+ }
+"""
+
+
+def real_diff(repo: Repo, edits: dict[str, bytes | None], *args: str) -> str:
+    """A patch as git itself writes it: make the edits, diff, put the tree back."""
+    for rel, data in edits.items():
+        if data is None:
+            (repo.path / rel).unlink()
+        else:
+            repo.write(rel, data)
+    repo.git("add", "-A")
+    text = repo.git("diff", "--cached", *args)
+    repo.git("reset", "-q", "--hard")
+    repo.git("clean", "-qfdx")
+    return text
+
+
+def test_model_style_fix_applies_to_tree_and_index(repo: Repo) -> None:
+    verdict = apply_patch(FIX, repo.path, PatchSettings())
+    assert verdict.ok, verdict.rejections
+    assert verdict.files == ("src/App/Calc.cs",)
+    assert (verdict.added, verdict.removed) == (1, 1)
+    assert b"a + b" in repo.read("src/App/Calc.cs")
+    assert repo.staged() == "M\tsrc/App/Calc.cs\n"
+
+
+def test_review_never_writes(repo: Repo) -> None:
+    before = repo.snapshot()
+    assert review(FIX, repo.path, PatchSettings()).ok
+    assert repo.snapshot() == before
+
+
+def test_missing_prefixes_wrong_counts_prose_and_fence(repo: Repo) -> None:
+    answer = (
+        "The operator is wrong.\n\n```diff\n"
+        "--- src/App/Calc.cs\n+++ src/App/Calc.cs\n"
+        "@@ -4,7 +4,9 @@\n {\n-    public static int Add(int a, int b) => a - b;\n"
+        "+    public static int Add(int a, int b) => a + b;\n }\n```\n\nThat fixes `Adds`."
+    )
+    verdict = apply_patch(answer, repo.path, PatchSettings())
+    assert verdict.ok, verdict.rejections
+    assert b"a + b" in repo.read("src/App/Calc.cs")
+
+
+def test_bare_diff_with_trailing_prose_and_no_final_newline(repo: Repo) -> None:
+    answer = FIX.rstrip("\n") + "\n\nThis changes the operator."
+    assert apply_patch(answer, repo.path, PatchSettings()).ok
+    answer2 = FIX.rstrip("\n")  # no final newline at all
+    repo.git("reset", "-q", "--hard")
+    assert apply_patch(answer2, repo.path, PatchSettings()).ok
+
+
+def test_crlf_file_patched_with_lf_patch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"Program.cs": b"class P\r\n{\r\n    int x = 1;\r\n}\r\n"})
+    patch = "--- a/Program.cs\n+++ b/Program.cs\n@@ -2,3 +2,3 @@\n {\n-    int x = 1;\n+    int x = 2;\n }\n"
+    verdict = apply_patch(patch, repo.path, PatchSettings())
+    assert verdict.ok, verdict.rejections
+    assert repo.read("Program.cs") == b"class P\r\n{\r\n    int x = 2;\r\n}\r\n"
+
+
+def test_lf_file_patched_with_crlf_patch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "x = 1\ny = 2\n"})
+    patch = "--- a/a.py\r\n+++ b/a.py\r\n@@ -1,2 +1,2 @@\r\n-x = 1\r\n+x = 3\r\n y = 2\r\n"
+    assert apply_patch(patch, repo.path, PatchSettings()).ok
+    assert repo.read("a.py") == b"x = 3\ny = 2\n"
+
+
+def test_file_without_final_newline_marker_added(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.txt": "one\ntwo\nthree"})
+    patch = "--- a/a.txt\n+++ b/a.txt\n@@ -2,2 +2,2 @@\n two\n-three\n+THREE\n"
+    verdict = apply_patch(patch, repo.path, PatchSettings())
+    assert verdict.ok, verdict.rejections
+    assert repo.read("a.txt") == b"one\ntwo\nTHREE"  # still no final newline: minimal change
+
+
+def test_append_after_last_line_without_newline(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.txt": "one\r\ntwo"})
+    patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n one\n two\n+three\n"
+    verdict = apply_patch(patch, repo.path, PatchSettings())
+    assert verdict.ok, verdict.rejections
+    assert repo.read("a.txt") == b"one\r\ntwo\r\nthree"
+
+
+def test_real_git_diff_of_no_newline_file_round_trips(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.txt": "one\ntwo"})
+    patch = real_diff(repo, {"a.txt": b"one\nTWO"})
+    assert "\\ No newline at end of file" in patch
+    assert apply_patch(patch, repo.path, PatchSettings()).ok
+    assert repo.read("a.txt") == b"one\nTWO"
+
+
+def test_paths_with_spaces_and_non_ascii(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"docs/my notes.txt": "a\nb\n", "src/café/naïve.py": "x = 1\n"})
+    patch = real_diff(repo, {"docs/my notes.txt": b"a\nB\n", "src/café/naïve.py": b"x = 2\n"})
+    assert '"a/src/caf\\303\\251/na\\303\\257ve.py"' in patch  # git quotes it
+    verdict = apply_patch(patch, repo.path, PatchSettings())
+    assert verdict.ok, verdict.rejections
+    assert set(verdict.files) == {"docs/my notes.txt", "src/café/naïve.py"}
+    assert repo.read("docs/my notes.txt") == b"a\nB\n"
+    assert repo.read("src/café/naïve.py") == b"x = 2\n"
+
+
+def test_unquoted_utf8_and_space_names_as_models_write_them(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"my dir/é.txt": "a\n"})
+    patch = "--- a/my dir/é.txt\n+++ b/my dir/é.txt\n@@ -1 +1 @@\n-a\n+b\n"
+    assert apply_patch(patch, repo.path, PatchSettings()).ok
+    assert repo.read("my dir/é.txt") == b"b\n"
+
+
+def test_new_file(repo: Repo) -> None:
+    patch = "--- /dev/null\n+++ b/src/App/Util.cs\n@@ -0,0 +1,2 @@\n+namespace App;\n+static class Util {}\n"
+    verdict = apply_patch(patch, repo.path, PatchSettings())
+    assert verdict.ok, verdict.rejections
+    assert repo.read("src/App/Util.cs") == b"namespace App;\nstatic class Util {}\n"
+    assert repo.staged() == "A\tsrc/App/Util.cs\n"
+
+
+def test_new_file_that_already_exists_is_rejected(repo: Repo) -> None:
+    patch = "--- /dev/null\n+++ b/README.md\n@@ -0,0 +1 @@\n+# other\n"
+    before = repo.snapshot()
+    verdict = apply_patch(patch, repo.path, PatchSettings())
+    assert [r.rule for r in verdict.rejections] == ["apply.check"]
+    assert repo.snapshot() == before
+
+
+def test_deleted_file_when_allowed(repo: Repo) -> None:
+    patch = real_diff(repo, {"README.md": None})
+    assert [r.rule for r in review(patch, repo.path, PatchSettings()).rejections] == ["file.deletion"]
+    verdict = apply_patch(patch, repo.path, PatchSettings(allow_deletions=True))
+    assert verdict.ok, verdict.rejections
+    assert not (repo.path / "README.md").exists()
+    assert repo.staged() == "D\tREADME.md\n"
+
+
+def test_renamed_file_when_allowed(repo: Repo) -> None:
+    patch = real_diff(repo, {"README.md": None, "docs/README.md": b"# demo\n"}, "-M")
+    assert "rename from README.md" in patch
+    assert [r.rule for r in review(patch, repo.path, PatchSettings()).rejections] == ["file.rename"]
+    verdict = apply_patch(patch, repo.path, PatchSettings(allow_renames=True))
+    assert verdict.ok, verdict.rejections
+    assert repo.read("docs/README.md") == b"# demo\n"
+    assert not (repo.path / "README.md").exists()
+
+
+def test_stale_patch_is_rejected_and_tree_untouched(repo: Repo) -> None:
+    repo.write("src/App/Calc.cs", repo.read("src/App/Calc.cs").replace(b"a - b", b"a * b"))
+    repo.commit_all("someone else changed it")
+    before = repo.snapshot()
+    verdict = apply_patch(FIX, repo.path, PatchSettings())
+    assert not verdict.ok
+    assert [(r.rule, r.path) for r in verdict.rejections] == [("apply.check", "src/App/Calc.cs")]
+    assert "patch does not apply" in verdict.rejections[0].message
+    assert repo.snapshot() == before
+
+
+def test_second_hunk_fails_first_is_not_applied(tmp_path: Path) -> None:
+    lines = "".join(f"line {n}\n" for n in range(1, 41))
+    repo = make_repo(tmp_path / "r", {"big.txt": lines, "other.txt": "keep\n"})
+    patch = (
+        "--- a/other.txt\n+++ b/other.txt\n@@ -1 +1 @@\n-keep\n+changed\n"
+        "--- a/big.txt\n+++ b/big.txt\n"
+        "@@ -2,3 +2,3 @@\n line 2\n-line 3\n+LINE 3\n line 4\n"
+        "@@ -30,3 +30,3 @@\n line 30\n-line 31 (not what the file says)\n+LINE 31\n line 32\n"
+    )
+    before = repo.snapshot()
+    verdict = apply_patch(patch, repo.path, PatchSettings())
+    assert [r.rule for r in verdict.rejections] == ["apply.check"]
+    assert repo.snapshot() == before
+
+
+def test_dirty_index_is_kept_exactly_on_failure(repo: Repo) -> None:
+    repo.write("README.md", "# staged change\n")
+    repo.git("add", "README.md")
+    repo.write("README.md", "# unstaged on top\n")
+    repo.write("scratch.txt", "untracked\n")
+    before = repo.snapshot()
+    bad = FIX.replace("a - b", "a / b")
+    assert not apply_patch(bad, repo.path, PatchSettings()).ok
+    assert repo.snapshot() == before
+
+
+def test_write_failure_after_check_restores_tree_and_index(repo: Repo) -> None:
+    """git apply passes --check, then fails while writing: an untracked file `blocker` stands
+    where the patch needs a directory. Real git has by then rewritten Calc.cs in the work tree
+    (checked by hand: `git apply --index` leaves ` M src/App/Calc.cs`); we must put it back."""
+    repo.write("blocker", "untracked file\n")
+    text = FIX + "--- /dev/null\n+++ b/blocker/x.cs\n@@ -0,0 +1 @@\n+class N {}\n"
+    checked = review(text, repo.path, PatchSettings())
+    assert checked.ok, checked.rejections
+    before = repo.snapshot()
+    with pytest.raises(ApplyError, match="Not a directory"):
+        apply_atomically(repo.path, checked.patch_text, checked.touched)
+    assert repo.snapshot() == before
+    verdict = apply_patch(text, repo.path, PatchSettings())
+    assert [r.rule for r in verdict.rejections] == ["apply.failed"]
+    assert repo.snapshot() == before
+
+
+def test_rollback_restores_the_committed_state(repo: Repo) -> None:
+    before = repo.snapshot()
+    verdict = apply_patch(FIX, repo.path, PatchSettings())
+    rollback(repo.path, verdict.patch_text, verdict.touched)
+    assert repo.snapshot() == before
+    with pytest.raises(ApplyError):  # a second rollback does not fit: refused, tree untouched
+        rollback(repo.path, verdict.patch_text, verdict.touched)
+    assert repo.snapshot() == before
+
+
+def test_commit_with_identity_and_trailers_and_push(repo: Repo, tmp_path: Path) -> None:
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    repo.git("remote", "add", "origin", str(origin))
+    assert apply_patch(FIX, repo.path, PatchSettings()).ok
+    settings = CommitSettings(author_name="ci-agent bot", author_email="bot@example.com")
+    sha = commit(repo.path, settings, "Fix Calc.Add\n\n# uses + instead of -",
+                 Trailers(attempt=2, failure="cs1061:abc\nsecond line", run="https://ci/run/7"))
+    from ci_agent import git
+
+    git.push(repo.path, "origin", "HEAD:refs/heads/ci-agent/fix-main")
+    shown = subprocess.run(["git", "log", "-1", "--format=%an <%ae>|%cn <%ce>|%B", "ci-agent/fix-main"],
+                           cwd=origin, capture_output=True, text=True, check=True).stdout
+    assert shown.startswith("ci-agent bot <bot@example.com>|ci-agent bot <bot@example.com>|Fix Calc.Add")
+    assert "# uses + instead of -" in shown  # a '#' line is message, not a comment to strip
+    assert (
+        "CI-Agent-Attempt: 2\nCI-Agent-Failure: cs1061:abc second line\nCI-Agent-Run: https://ci/run/7"
+    ) in shown
+    assert repo.git("rev-parse", "HEAD").strip() == sha
+    trailers = repo.git("log", "-1", "--format=%(trailers:key=CI-Agent-Attempt,valueonly)").strip()
+    assert trailers == "2"
+
+
+def _failing_hook(repo: Repo) -> None:
+    hook = repo.path / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho refused by hook >&2\nexit 1\n")
+    hook.chmod(0o755)
+
+
+def test_commit_runs_hooks_unless_configured(repo: Repo) -> None:
+    from ci_agent.git import GitError
+
+    _failing_hook(repo)
+    assert apply_patch(FIX, repo.path, PatchSettings()).ok
+    with pytest.raises(GitError, match="refused by hook"):
+        commit(repo.path, CommitSettings(), "Fix", Trailers(attempt=1))
+    sha = commit(repo.path, CommitSettings(no_verify=True), "Fix", Trailers(attempt=1))
+    assert repo.git("rev-parse", "HEAD").strip() == sha
