@@ -1,0 +1,171 @@
+"""xUnit.net XML (v2 `assemblies` / `assembly` roots; the v1 `assembly` > `class` > `test`
+shape reads the same way).
+
+Each `test` is a leaf: `result` Pass/Fail/Skip/NotRun maps explicitly; anything else is an
+error carrying the unknown value (never a pass). `name` is the display name (theory rows
+included), `type` the class.
+
+`errors/error` elements (assembly/collection/class/method cleanup failures, `fatal`) are not
+tests: they have no test identity and no outcome, and the tests they follow already have
+their own results. We report each as a RunError (type, where, exception message and the top
+of its stack) so the failure is shown and fails the run, without inventing a test or
+skewing the counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+from ci_agent.model import Outcome, ParseResult, TestCase
+from ci_agent.parsers.xmlresults import (
+    MAX_MESSAGE_CHARS,
+    MAX_STACK_CHARS,
+    MAX_STDOUT_CHARS,
+    CaseSink,
+    clear_element,
+    head,
+    local_name,
+    parse_duration,
+    parse_int,
+    stream_events,
+    tail,
+    text_of,
+)
+
+_ROOTS = frozenset({"assemblies", "assembly"})
+_CASE = "test"
+_RESULTS = {
+    "pass": Outcome.PASSED,
+    "fail": Outcome.FAILED,
+    "skip": Outcome.SKIPPED,
+    "notrun": Outcome.SKIPPED,  # xUnit v3 explicit tests that were not asked for
+}
+_ERROR_STACK_LINES = 10
+_ERROR_MESSAGE_CHARS = 2_000
+
+
+class XUnitParser:
+    name = "xunit"
+    description = "xUnit.net v2 (and v1) XML result files"
+    root_names = _ROOTS
+
+    def parse(self, stream: BinaryIO, source: str, keep_cases: bool = False) -> ParseResult:
+        sink = CaseSink(self.name, source, keep_cases)
+        root: str | None = None
+        declared: int | None = None
+        case_depth = 0
+        for event, elem, name in stream_events(stream, sink):
+            if root is None:
+                root = name
+                if name not in _ROOTS:
+                    sink.error(
+                        f"root element <{name}> is not xUnit XML (expected <assemblies> or <assembly>)"
+                    )
+                    break
+            if event == "start":
+                if name == _CASE:
+                    case_depth += 1
+                elif name == "assembly" and not case_depth:
+                    total = parse_int(elem.get("total"))
+                    if total is not None:
+                        declared = (declared or 0) + total
+                continue
+            if case_depth:
+                if name == _CASE:
+                    case_depth -= 1
+                    if not case_depth:
+                        sink.add(case_from_element(elem))
+                        clear_element(elem)
+                continue
+            if name == "error":
+                parent = elem.getparent()
+                if parent is not None and local_name(parent.tag) == "errors":
+                    sink.error(error_message(elem))
+                    clear_element(elem)
+            elif name in ("collection", "class", "errors", "assembly"):
+                clear_element(elem)
+        sink.check_declared_total(declared, "the file")
+        return sink.finish()
+
+
+def case_from_element(elem: Any) -> TestCase:
+    failure = reason = output = None
+    for child in elem:
+        child_name = local_name(child.tag)
+        if child_name == "failure":
+            failure = child
+        elif child_name == "reason":
+            reason = child
+        elif child_name == "output":
+            output = child
+    result = (elem.get("result") or "").strip()
+    outcome = _RESULTS.get(result.lower())
+    problem = None
+    if outcome is None:
+        outcome = Outcome.ERROR
+        problem = f"unrecognised xUnit result {result!r}" if result else "the test has no result"
+    message = stack = None
+    if failure is not None:
+        message, stack = _failure_text(failure)
+    elif reason is not None:
+        message = _stripped(text_of(reason))
+    if problem:
+        message = f"{problem}; {message}" if message else problem
+    return TestCase(
+        name=elem.get("name") or elem.get("method") or "(unnamed test)",
+        outcome=outcome,
+        classname=elem.get("type") or None,
+        message=head(message, MAX_MESSAGE_CHARS),
+        stack=head(stack, MAX_STACK_CHARS),
+        duration_s=parse_duration(elem.get("time")),
+        stdout=tail(_stripped(text_of(output)) if output is not None else None, MAX_STDOUT_CHARS),
+    )
+
+
+def error_message(elem: Any) -> str:
+    """One `errors/error` element -> a RunError message: what failed, where, and why."""
+    kind = elem.get("type") or "unknown"
+    where = elem.get("name")
+    message = stack = None
+    exception_type = None
+    for child in elem:
+        if local_name(child.tag) == "failure":
+            exception_type = child.get("exception-type")
+            message, stack = _failure_text(child)
+    text = f"xUnit {kind} error" + (f" in {where}" if where else "")
+    detail = message or exception_type or "no message"
+    text += f": {head(detail, _ERROR_MESSAGE_CHARS)}"
+    if stack:
+        lines = stack.splitlines()
+        text += "\n" + "\n".join(lines[:_ERROR_STACK_LINES])
+        if len(lines) > _ERROR_STACK_LINES:
+            text += f"\n... ({len(lines) - _ERROR_STACK_LINES} more stack lines)"
+    return text
+
+
+def _failure_text(failure: Any) -> tuple[str | None, str | None]:
+    message = stack = None
+    for child in failure:
+        child_name = local_name(child.tag)
+        if child_name == "message":
+            message = _stripped(text_of(child))
+        elif child_name == "stack-trace":
+            stack = _stripped(text_of(child))
+    if message is None:
+        message = failure.get("exception-type") or None
+    return message, stack
+
+
+def _stripped(text: str | None) -> str | None:
+    """Without the surrounding blank lines CDATA blocks carry; None when nothing is left."""
+    if text is None:
+        return None
+    lines = text.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines).rstrip() or None
+
+
+PARSER = XUnitParser()
