@@ -292,3 +292,18 @@ def test_real_trx_failures_render_in_every_format() -> None:
     located = [f for f in data["tests"]["failures"] if f["file"]]
     assert located and all(":línea" in f["frames"][0] for f in located)
     assert all(_OUR_LINE_RE.match(line) for line in render(report, "github").splitlines())
+
+
+def test_failures_with_one_root_cause_are_grouped_in_the_llm_text() -> None:
+    frames = ("at Ns.Startup() in s.cs:line 4",)
+    same = tuple(ReportFailure(f"Ns.T.Case{i}", Outcome.FAILED, "config missing", frames, "s.cs", 4)
+                 for i in range(12))
+    report = Report((), (), TestCounts(12, 0, 12, 0), same, (), 0, 0)
+    text = render_llm(report)
+    assert text.count("config missing") == 1
+    assert "same message and frames in 11 more tests: Ns.T.Case1, " in text
+    assert "Ns.T.Case10 and 1 more" in text and "Ns.T.Case11" not in text
+    # When the group does not fit, the omission line counts tests, not groups.
+    errors = tuple(_diag(i) for i in range(40))
+    tight = render_llm(Report((), errors, TestCounts(12, 0, 12, 0), same, (), 0, 40), 1200)
+    assert "... 12 more failed tests omitted" in tight

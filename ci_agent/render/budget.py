@@ -56,6 +56,11 @@ class Section:
     title: str  # printed (with its newline) before the section's first included item
     items: list[str] = field(default_factory=list)  # each already ends with a newline
     noun: str = "items"  # "errors", "warnings", "failed tests": used in the omission line
+    weights: list[int] | None = None  # how many things each item stands for (grouped tests); 1 each
+
+    def weight(self, start: int) -> int:
+        """How many things the items from `start` on stand for."""
+        return sum(self.weights[start:]) if self.weights is not None else len(self.items) - start
 
 
 def fit(head: str, sections: Sequence[Section], budget: int,
@@ -64,7 +69,6 @@ def fit(head: str, sections: Sequence[Section], budget: int,
     flat = [(s_index, item) for s_index, section in enumerate(sections) for item in section.items]
     item_sizes = [size(item) for _, item in flat]
     title_sizes = [size(section.title) for section in sections]
-    totals = [len(section.items) for section in sections]
     base = size(head) + size(tail)
 
     def total_size(taken: int) -> int:
@@ -75,13 +79,13 @@ def fit(head: str, sections: Sequence[Section], budget: int,
         for s_index, section in enumerate(sections):
             if included[s_index]:
                 used += title_sizes[s_index]
-            missing = totals[s_index] - included[s_index]
+            missing = section.weight(included[s_index])
             if missing:
                 used += size(omitted_line(missing, section.noun))
         return used
 
     if total_size(0) > budget:  # not even one omission line per section fits: one line for all
-        counts = ", ".join(f"{len(s.items)} more {s.noun}" for s in sections if s.items)
+        counts = ", ".join(f"{s.weight(0)} more {s.noun}" for s in sections if s.items)
         combined = omitted_line(0, "").replace("0 more ", counts, 1) if counts else ""
         return cut_to_bytes(combined + head + tail, budget)
     taken = _largest_fitting(len(flat), budget, total_size)
@@ -94,7 +98,7 @@ def fit(head: str, sections: Sequence[Section], budget: int,
         if chosen:
             out.append(section.title)
             out.extend(section.items[:chosen])
-        missing = totals[s_index] - chosen
+        missing = section.weight(chosen)
         if missing:
             out.append(omitted_line(missing, section.noun))
     out.append(tail)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 
 from ci_agent.model import Report, ReportDiagnostic, ReportFailure, Severity
 from ci_agent.render.budget import Section, clean, fit, shorten
@@ -21,6 +22,7 @@ DETAIL_LINES = 6
 FAILURE_MESSAGE_CHARS = 600
 FAILURE_MESSAGE_LINES = 8
 MAX_LISTED_SOURCES = 5
+MAX_SAME_NAMES = 10
 
 _NOUNS = {Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO: "notes"}
 
@@ -101,8 +103,7 @@ def render_llm(report: Report, max_bytes: int = DEFAULT_LLM_BYTES) -> str:
         Section("\nRUN ERRORS\n", [f"{clean(e.source)}: {shorten(clean(e.message), MESSAGE_CHARS)}\n"
                                    for e in report.run_errors], "run errors"),
         _llm_diagnostics(report, Severity.ERROR),
-        Section(f"\nFAILED TESTS ({len(report.failures)})\n",
-                [_llm_failure(f) for f in report.failures], "failed tests"),
+        _llm_failures(report),
         _llm_diagnostics(report, Severity.WARNING),
         _llm_diagnostics(report, Severity.INFO),
     ]
@@ -115,12 +116,31 @@ def _llm_diagnostics(report: Report, severity: Severity) -> Section:
     return Section(f"\n{noun.upper()} ({len(items)} unique)\n", items, noun)
 
 
-def _llm_failure(failure: ReportFailure) -> str:
+def group_failures(failures: Sequence[ReportFailure]) -> list[list[ReportFailure]]:
+    """Failures with the same outcome, message and frames (one root cause), in first-seen order."""
+    groups: dict[tuple[object, ...], list[ReportFailure]] = {}
+    for f in failures:
+        groups.setdefault((f.outcome, f.message, f.frames), []).append(f)
+    return list(groups.values())
+
+
+def _llm_failures(report: Report) -> Section:
+    groups = group_failures(report.failures)
+    items = [_llm_failure(group[0], [f.name for f in group[1:]]) for group in groups]
+    return Section(f"\nFAILED TESTS ({len(report.failures)})\n", items, "failed tests",
+                   [len(group) for group in groups])
+
+
+def _llm_failure(failure: ReportFailure, same_as: Sequence[str] = ()) -> str:
     lines = [f"- {_failure_header(failure)}"]
     if failure.message:
         message = shorten(clean(failure.message), FAILURE_MESSAGE_CHARS, FAILURE_MESSAGE_LINES)
         lines.extend("    " + line for line in message.split("\n"))
     lines.extend("    " + frame for frame in _frames_text(failure))
+    if same_as:
+        names = ", ".join(clean(n) for n in same_as[:MAX_SAME_NAMES])
+        more = f" and {len(same_as) - MAX_SAME_NAMES} more" if len(same_as) > MAX_SAME_NAMES else ""
+        lines.append(f"    same message and frames in {len(same_as)} more tests: {names}{more}")
     return "\n".join(lines) + "\n"
 
 
