@@ -46,6 +46,7 @@ _FAILING_RUN_OUTCOMES = frozenset({"Failed", "Error", "Aborted", "Timeout", "Dis
 # "some test failed". Both repeat test failures we already report.
 _ECHO_RE = re.compile(r"\[(?:FAIL|SKIP)\]\s*$")
 _MTP_TEST_FAILURE_EXIT_RE = re.compile(r"Exit code indicates failure: '2'")
+_LXML_POSITION_RE = re.compile(r",? line \d+, column \d+\s*$")
 
 
 @dataclass(slots=True)
@@ -81,6 +82,7 @@ class _State:
     counters_total: int | None = None
     passed_but_run_aborted: int = 0
     failing_parents: int = 0
+    unreadable: bool = False  # the XML broke off: counts are partial
     run_errors: list[RunError] = field(default_factory=list)
     # one frame per open result element: how many child results it has seen so far
     open_results: list[list[int]] = field(default_factory=list)
@@ -322,6 +324,7 @@ def _run_level(state: _State, notes: list[str]) -> None:
     for info in errors:
         state.run_errors.append(RunError(state.source, f"test run error: {info.text}"))
     run_failed = state.run_outcome is not None and state.run_outcome.strip() in _FAILING_RUN_OUTCOMES
+    run_failed = run_failed and not state.unreadable  # half a file cannot show "no test failed"
     if run_failed and failed_tests == 0 and not errors:
         detail = "; ".join(i.text for i in infos) or _tail(state.run_stdout) or "no reason given in the file"
         message = f"the test run outcome is {state.run_outcome} but no test failed: {detail}"
@@ -376,7 +379,7 @@ def _resolve(state: _State) -> list[TestCase]:
 
 def _syntax_error(source: str, exc: etree.XMLSyntaxError) -> RunError:
     line = exc.lineno if exc.lineno else (exc.position[0] if exc.position else 0)
-    problem = (exc.msg or str(exc)).strip()
+    problem = _LXML_POSITION_RE.sub("", (exc.msg or str(exc)).strip())
     return RunError(source, f"truncated or malformed XML at line {line}: {problem}")
 
 
@@ -393,8 +396,10 @@ class TrxParser:
         except _NotTrx as exc:
             state.run_errors.append(RunError(source, f"root element <{exc.root}> is not a TRX <TestRun>"))
         except etree.XMLSyntaxError as exc:
+            state.unreadable = True
             state.run_errors.append(_syntax_error(source, exc))
         except (etree.LxmlError, UnicodeError) as exc:  # e.g. an undecodable byte sequence
+            state.unreadable = True
             state.run_errors.append(RunError(source, f"unreadable XML: {exc}"))
         notes = _notes(state, reader)
         cases = _resolve(state)
