@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ci_agent import proc
 
+_SOLUTION_SUFFIXES = (".sln", ".slnx", ".slnf")
 _WIN_ABS_RE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
 # Reproducible builds map the source root to `/_/`; `~/` shows up in some runners' traces.
 _DETERMINISTIC_PREFIXES = ("/_/", "~/")
@@ -177,12 +178,19 @@ def infer_repo_root(files: Iterable[str], projects: Iterable[str] = ()) -> str |
     Deepest common directory of in-repo-looking files and project directories, then moved up
     to the parent of a conventional folder (`src`, `tests`, `node_modules`...) and, for the
     Visual Studio layout `Product\\Product.Api\\Product.Api.csproj`, to the solution folder
-    whose name prefixes the project folder's. A directory on this disk with `.git` wins.
+    whose name prefixes the project folder's. A `.sln` marker above every path is taken as the
+    root; a directory on this disk with `.git` wins over everything.
     """
-    project_dirs = [dirname(p) for p in projects if is_absolute(p) and not is_toolchain_path(p)]
+    project_dirs = [dirname(p) for p in projects if is_absolute(p) and not is_toolchain_path(p)
+                    and not p.casefold().endswith(_SOLUTION_SUFFIXES)]
     file_dirs = [dirname(p) for p in files if is_absolute(p) and not is_toolchain_path(p)]
     candidates = [p for p in (*file_dirs, *project_dirs) if not p.startswith(_DETERMINISTIC_PREFIXES)]
     found = common_dir(candidates)
+    # A solution file (NuGet lines carry it as their marker) sits at or near the root.
+    solutions = sorted((dirname(p) for p in projects if is_absolute(p)
+                        and p.casefold().endswith(_SOLUTION_SUFFIXES) and not is_toolchain_path(p)), key=len)
+    if solutions and all(relative_to(c, solutions[0]) is not None for c in candidates):
+        found = solutions[0]
     if found is None:
         return None
     windows = is_windows_path(found)

@@ -210,3 +210,12 @@ def test_python_frames() -> None:
     stack = 'File "/usr/lib/python3.11/json/decoder.py", line 3, in decode\nFile "/r/app/x.py", line 9, in f'
     found = project_frames(stack, RepoPaths("/r"))
     assert [(f.file, f.line) for f in found.frames] == [("app/x.py", 9)]
+
+
+def test_infer_root_from_a_solution_marker() -> None:
+    files = [r"C:\p\Acme\Lib\Api\Controllers\A.cs"]
+    projects = [r"C:\p\Acme\Lib\Api\Api.csproj", r"C:\p\Acme\Acme.sln"]
+    assert infer_repo_root(files, projects) == "C:\\p\\Acme"
+    # A solution that is not above every path is no evidence.
+    assert infer_repo_root([r"C:\q\X\x.cs"], [r"C:\q\X\X.csproj", r"C:\other\O.sln"]) == "C:\\q\\X"
+    assert infer_repo_root([], [r"D:\w\All.sln"]) == "D:\\w"
