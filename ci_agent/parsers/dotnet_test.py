@@ -29,9 +29,10 @@ MAX_RUN_ERRORS = 100
 SNIFF_LINES = 2000
 
 _DUR = r"(?:<\s*)?\d+(?:[.,]\d+)?\s*(?:ms|s|m|h)(?:\s+\d+(?:[.,]\d+)?\s*(?:ms|s|m|h))*"
-# `X` is VSTest 16.x's marker for a failed test. The duration is the last [..] group.
-_VS_FAILED_RE = re.compile(r"^\s{0,4}(?:Failed|X)\s+(?P<name>\S.*?)\s+\[(?P<dur>[^\[\]]*\d[^\[\]]*)\]\s*$")
-_VS_RESULT_RE = re.compile(r"^\s{0,4}(?:Passed|Failed|Skipped|X|√|!)\s+\S.*\[[^\[\]]*\d[^\[\]]*\]\s*$")
+_DUR_RE = re.compile(_DUR)
+# Result words of the VSTest console logger; `X`/`√` are 16.x's markers. Parsed by hand, not by a
+# regex, because a lazy name followed by `\s+\[` is quadratic on hostile whitespace runs.
+_VS_WORDS = ("Failed", "X", "Passed", "Skipped", "√", "!")
 # Resource `TestRunSummary` in any language: a word ending in `!`, a dash, then four `label: n`
 # pairs in resource order (failed, passed, skipped, total). Quotes: pasted into prose.
 _VS_SUMMARY_RE = re.compile(
@@ -44,14 +45,11 @@ _VS_OLD_PART_RE = re.compile(r"^\s*(Passed|Failed|Skipped)\s*:\s*(\d+)\s*$")
 _XUNIT_FAIL_RE = re.compile(r"^\[xUnit\.net [\d:.]+\](?P<indent>\s+)(?P<name>\S.*?) \[FAIL\]\s*$")
 _XUNIT_LINE_RE = re.compile(r"^\[xUnit\.net [\d:.]+\](?P<rest>.*)$")
 _TL_ERROR_RE = re.compile(
-    r"^(?P<indent>\s*)(?:(?P<file>\S.*?)\((?P<line>\d+)(?:[,-]\d+)*\)\s*:\s*)?"
+    r"^(?P<indent>\s*+)(?:(?P<file>\S.*?)\((?P<line>\d+)(?:[,-]\d+)*\)\s*:\s*)?"
     r"error (?:TESTERROR|VSTEST1)\s*:\s?(?P<rest>.*)$"
 )
 _TL_NAME_RE = re.compile(rf"^(?P<name>.+?) \((?P<dur>{_DUR})\):\s*(?P<rest>.*)$")
-_MTP_RESULT_RE = re.compile(
-    rf"^(?P<indent>\s*)(?P<word>failed|timed out|cancelled|canceled|skipped|passed) "
-    rf"(?P<name>\S.*?)(?: \((?P<dur>{_DUR})\))?\s*$"
-)
+_MTP_WORDS = ("failed ", "timed out ", "cancelled ", "canceled ", "skipped ", "passed ")
 _MTP_FROM_RE = re.compile(r"^\s*from \S.*\([^()|]*\|[^()]*\)\s*$")
 _MTP_ASSEMBLY_RE = re.compile(  # `<dll> (net8.0|x64) failed with 1 error(s) (..)` and its siblings
     r"^\s*\S.*\([^()|]+\|[^()]+\) (?:failed|passed|Zero tests|skipped|abort|cancel)"
@@ -59,7 +57,7 @@ _MTP_ASSEMBLY_RE = re.compile(  # `<dll> (net8.0|x64) failed with 1 error(s) (..
 _MTP_STOP = ("Running tests from ", "Test run summary:", "Exit code:", "Test run completed",
              "Test run aborted")
 _SUMMARY_KEY_RE = re.compile(r"\b(total|failed|succeeded|skipped):\s*(\d+)")
-_NUMBER_PAIR_RE = re.compile(r"[^\W\d_][^:;,]*:\s*(\d+)")
+_NUMBER_PAIR_RE = re.compile(r"[^\W\d_][^:;,]{0,40}:\s*(\d+)")
 _FRAME_RE = re.compile(r"^\s*(?:at |--- |\d+\)\s+at )")
 _DURATION_PART_RE = re.compile(r"(\d+(?:[.,]\d+)?)\s*(ms|s|m|h)\b")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -101,10 +99,12 @@ class _Pending:
     message: list[str] = field(default_factory=list)  # VSTest sections
     stack: list[str] = field(default_factory=list)
     stdout: list[str] = field(default_factory=list)
+    kept: int = 0
     dropped: int = 0
 
     def keep(self, target: list[str], line: str) -> None:
-        if len(self.lines) + len(self.message) + len(self.stack) + len(self.stdout) < MAX_BLOCK_LINES:
+        if self.kept < MAX_BLOCK_LINES:
+            self.kept += 1
             target.append(line[:MAX_LINE_KEPT])
         else:
             self.dropped += 1
@@ -112,7 +112,7 @@ class _Pending:
 
 def parse_duration(text: str | None) -> float | None:
     """`39 ms`, `< 1 ms`, `6s 764ms`, `1m 45s 448ms`, `0,8s` -> seconds; None if unreadable."""
-    if not text:
+    if not text or len(text) > 40:
         return None
     if text.lstrip().startswith("<"):
         return 0.0
@@ -120,6 +120,37 @@ def parse_duration(text: str | None) -> float | None:
     if not parts:
         return None
     return round(sum(float(num.replace(",", ".")) * _UNIT_SECONDS[unit] for num, unit in parts), 6)
+
+
+def vs_result(line: str) -> tuple[str, str, str] | None:
+    """`  Failed <name> [<dur>]` -> (word, name, dur); the duration is the last `[..]` group."""
+    text = line.rstrip()
+    if not text.endswith("]") or _indent(text) > 4:
+        return None
+    open_at = text.rfind("[")
+    dur = text[open_at + 1:-1].strip()
+    if open_at < 0 or len(dur) > 40 or not _DUR_RE.fullmatch(dur):
+        return None
+    word, _, name = text[:open_at].strip().partition(" ")
+    name = name.strip()
+    return (word, name, dur) if word in _VS_WORDS and name else None
+
+
+def mtp_result(line: str) -> tuple[int, str, str, str | None] | None:
+    """`failed <name> (<dur>)` -> (indent, word, name, dur); `skipped <name>` has no duration."""
+    text = line.rstrip()
+    stripped = text.lstrip()
+    word = next((w for w in _MTP_WORDS if stripped.startswith(w)), None)
+    if word is None:
+        return None
+    name, dur = stripped[len(word):].strip(), None
+    if name.endswith(")") and " (" in name:
+        cut = name.rindex(" (")
+        if len(name) - cut < 44 and _DUR_RE.fullmatch(name[cut + 2:-1]):
+            name, dur = name[:cut].rstrip(), name[cut + 2:-1]
+    if not name or (dur is None and word != "skipped "):
+        return None
+    return len(text) - len(stripped), word.strip(), name, dur
 
 
 def _indent(line: str) -> int:
@@ -219,7 +250,7 @@ def _is_vs_boundary(line: str) -> bool:
     if line.startswith(("[xUnit.net ", "Results File:", "Test Run ", "Test run for ", "A total of ",
                         "Starting test execution", "VSTest version", "Total tests:")):
         return True
-    if line.endswith("]") and _VS_RESULT_RE.match(line):
+    if line.endswith("]") and vs_result(line):
         return True
     return "!" in line and _VS_SUMMARY_RE.search(line) is not None
 
@@ -251,21 +282,19 @@ class DotnetTestConsumer:
         if "!" in head and self._vs_summary(line):
             return
         if c0 == "F" or c0 == "X":
-            if line.endswith("]") and head.startswith(("Failed ", "X ")):
-                m = _VS_FAILED_RE.match(line)
-                if m:
-                    pending = _Pending(m.group("name"), duration_s=parse_duration(m.group("dur")))
-                    self._start(pending, _Mode.VS_HEAD)
+            if head.startswith(("Failed ", "X ")):
+                result = vs_result(line)
+                if result and result[0] in ("Failed", "X"):
+                    self._start(_Pending(result[1], duration_s=parse_duration(result[2])), _Mode.VS_HEAD)
                     return
         elif c0 == "T":
             if self._t_line(line, head):
                 return
         elif c0 in "ftcsp":
-            if head.startswith(("failed ", "timed out ", "cancel", "skipped ", "passed ")):
-                m = _MTP_RESULT_RE.match(line)
-                if m and (m.group("dur") or m.group("word") == "skipped"):
-                    self._start_mtp(m)
-                    return
+            mtp = mtp_result(line) if head.startswith(_MTP_WORDS) else None
+            if mtp:
+                self._start_mtp(*mtp)
+                return
         elif c0 == "[":
             if line.endswith("[FAIL]") and head.startswith("[xUnit.net "):
                 m = _XUNIT_FAIL_RE.match(line)
@@ -357,14 +386,12 @@ class DotnetTestConsumer:
         if rest:
             pending.lines.append(" " * (pending.indent + 2) + rest)
 
-    def _start_mtp(self, m: re.Match[str]) -> None:
-        word = m.group("word")
+    def _start_mtp(self, indent: int, word: str, name: str, dur: str | None) -> None:
         if word in ("skipped", "passed"):  # counted by the summary, not kept
             self._end_block()
             return
-        self._start(_Pending(m.group("name"), outcome=_MTP_OUTCOMES.get(word, Outcome.FAILED),
-                             duration_s=parse_duration(m.group("dur")), indent=len(m.group("indent"))),
-                    _Mode.MTP_BODY)
+        self._start(_Pending(name, outcome=_MTP_OUTCOMES.get(word, Outcome.FAILED),
+                             duration_s=parse_duration(dur), indent=indent), _Mode.MTP_BODY)
 
     def _continue(self, line: str) -> bool:
         """Give `line` to the open block; False when the block ended and `line` starts something new."""
@@ -428,9 +455,7 @@ class DotnetTestConsumer:
         if stripped.startswith(_MTP_STOP):
             return False
         if stripped and _indent(line) <= indent:
-            if stripped.startswith(("skipped ", "passed ", "failed ", "timed out ", "cancel")) and (
-                _MTP_RESULT_RE.match(line)
-            ):
+            if stripped.startswith(_MTP_WORDS) and mtp_result(line):
                 return False
             if line.endswith(")") and _MTP_ASSEMBLY_RE.match(line):
                 return False
