@@ -170,6 +170,10 @@ def test_junit_conversion_of_a_trx(capsys: Cap) -> None:
     root = etree.fromstring(out.encode("utf-8"))
     assert root.tag == "testsuites" and root.get("tests") == "804" and root.get("skipped") == "1"
     assert len(root.findall(".//testcase")) == 804
+    if "junit" in XML_PARSERS:  # our own JUnit reader reads back the same counts as the TRX reader
+        back = XML_PARSERS["junit"].parse(io.BytesIO(out.encode("utf-8")), "converted.xml")
+        assert (back.counts.total, back.counts.skipped, back.counts.failed) == (804, 1, 0)  # type: ignore[union-attr]
+        assert not back.run_errors
 
 
 def test_report_validates_with_check_jsonschema(capsys: Cap, tmp_path: Path) -> None:
@@ -186,3 +190,13 @@ def test_explicit_repo_root(capsys: Cap) -> None:
     root = "C:\\Users\\18229\\.openclaw\\workspace"
     data = _json(capsys, "--repo-root", root, str(shared_fixture(CS_ERRORS)))
     assert data["diagnostics"][0]["file"].startswith("PureBattleGame/Games/")  # type: ignore[index]
+
+
+def test_unparseable_input_is_a_run_error_in_the_report_not_a_crash(capsys: Cap, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    binary = tmp_path / "blob.trx"
+    binary.write_bytes(bytes(range(256)) * 4)
+    data = _json(capsys, str(empty), str(binary))
+    sources = {e["source"] for e in data["run_errors"]}  # type: ignore[attr-defined]
+    assert sources == {str(empty), str(binary)}
