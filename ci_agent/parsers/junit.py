@@ -22,15 +22,16 @@ from ci_agent.parsers.xmlresults import (
     MAX_STACK_CHARS,
     MAX_STDOUT_CHARS,
     CaseSink,
+    Freer,
     clear_element,
     first_line,
     head,
-    local_name,
+    name_of,
     parse_duration,
     parse_int,
     stream_events,
     tail,
-    text_of,
+    text,
 )
 
 _ROOTS = frozenset({"testsuites", "testsuite"})
@@ -64,8 +65,21 @@ class JUnitParser:
         sink = CaseSink(self.name, source, keep_cases)
         walk = _Walk(sink)
         for event, elem, name in stream_events(stream, sink):
-            if not walk.step(event, elem, name):
+            if walk.root is None and not walk.begin(elem, name):
                 break
+            # Hot loop: one call per event only where something happens.
+            if event == "start":
+                if name == _CASE:
+                    walk.case_depth += 1
+                elif name == _SUITE and not walk.case_depth:
+                    walk.open_suite(elem)
+            elif walk.case_depth:
+                if name == _CASE:
+                    walk.case_depth -= 1
+                    if not walk.case_depth:
+                        walk.end_case(elem)
+            else:
+                walk.end_other(elem, name)
         walk.finish()
         return sink.finish()
 
@@ -81,67 +95,54 @@ class _Walk:
         self.case_depth = 0  # > 0 while inside a testcase
         self.suite_files: list[str | None] = []  # `file` of each open suite, inherited inward
         self.flaky: list[str] = []
+        self.freer = Freer()
 
-    def step(self, event: str, elem: Any, name: str) -> bool:
-        """Handle one event; False stops the walk (the root is not JUnit)."""
-        if self.root is None:
-            self.root = name
-            if name not in _ROOTS:
-                self.sink.error(
-                    f"root element <{name}> is not JUnit XML (expected <testsuites> or <testsuite>)"
-                )
-                return False
-            self.declared_total = parse_int(elem.get("tests"))
-        if event == "start":
-            self._start(elem, name)
-        else:
-            self._end(elem, name)
+    def begin(self, root: Any, name: str) -> bool:
+        """The root element; False stops the walk (not JUnit)."""
+        self.root = name
+        if name not in _ROOTS:
+            self.sink.error(f"root element <{name}> is not JUnit XML (expected <testsuites> or <testsuite>)")
+            return False
+        self.declared_total = parse_int(root.get("tests"))
         return True
 
-    def _start(self, elem: Any, name: str) -> None:
-        if name == _CASE:
-            self.case_depth += 1
-        elif name == _SUITE and not self.case_depth:
-            inherited = self.suite_files[-1] if self.suite_files else None
-            self.suite_files.append(elem.get("file") or inherited)
-            parent = elem.getparent()
-            if parent is not None and parent.getparent() is None and self.root == "testsuites":
-                declared = parse_int(elem.get("tests"))
-                if declared is not None:
-                    self.declared_by_suites = (self.declared_by_suites or 0) + declared
+    def open_suite(self, elem: Any) -> None:
+        inherited = self.suite_files[-1] if self.suite_files else None
+        self.suite_files.append(elem.get("file") or inherited)
+        parent = elem.getparent()
+        if parent is not None and parent.getparent() is None and self.root == "testsuites":
+            declared = parse_int(elem.get("tests"))
+            if declared is not None:
+                self.declared_by_suites = (self.declared_by_suites or 0) + declared
 
-    def _end(self, elem: Any, name: str) -> None:
-        if self.case_depth:
-            if name == _CASE:
-                self.case_depth -= 1
-                if not self.case_depth:
-                    self._case(elem)
-                    clear_element(elem)
-            return
+    def end_case(self, elem: Any) -> None:
+        children = _Children(elem)
+        outcome = _outcome_of(elem, children.results)
+        if children.reruns and outcome is Outcome.PASSED:
+            self.flaky.append(elem.get("name") or UNNAMED)
+        if self.sink.wants(outcome):
+            suite_file = self.suite_files[-1] if self.suite_files else None
+            self.sink.add(_build_case(elem, outcome, children, suite_file))
+        else:
+            self.sink.count(outcome)
+        self.freer.free(elem)
+
+    def end_other(self, elem: Any, name: str) -> None:
         if name == _SUITE:
             if self.suite_files:
                 self.suite_files.pop()
             clear_element(elem)
             return
         parent = elem.getparent()
-        if parent is not None and local_name(parent.tag) in _ROOTS:
+        if parent is not None and name_of(parent.tag) in _ROOTS:
             if name in ("failure", "error"):
                 self._suite_level_failure(parent, elem)
             clear_element(elem)  # suite-level properties / system-out: done with them
 
-    def _case(self, elem: Any) -> None:
-        suite_file = self.suite_files[-1] if self.suite_files else None
-        case, passed_on_rerun = case_from_element(elem, suite_file)
-        if passed_on_rerun:
-            self.flaky.append(case.name)
-        self.sink.add(case)
-
     def _suite_level_failure(self, suite: Any, elem: Any) -> None:
         suite_name = suite.get("name") or "(unnamed suite)"
-        message = elem.get("message") or first_line(text_of(elem)) or elem.get("type") or "no message"
-        self.sink.error(
-            f"suite {suite_name} reported a {local_name(elem.tag)} outside any test case: {message}"
-        )
+        message = elem.get("message") or first_line(text(elem)) or elem.get("type") or "no message"
+        self.sink.error(f"suite {suite_name} reported a {name_of(elem.tag)} outside any test case: {message}")
 
     def finish(self) -> None:
         self.sink.note_names(
@@ -151,26 +152,48 @@ class _Walk:
         self.sink.check_declared_total(declared, "the file")
 
 
-def case_from_element(elem: Any, suite_file: str | None = None) -> tuple[TestCase, bool]:
-    """One `testcase` element -> (TestCase, passed only after a rerun)."""
-    results: list[tuple[Outcome, Any]] = []
-    reruns = 0
-    out: str | None = None
-    err: str | None = None
-    for child in elem:
-        child_name = local_name(child.tag)
-        if child_name in _RESULT_OUTCOMES:
-            results.append((_RESULT_OUTCOMES[child_name], child))
-        elif child_name in _RERUN_ELEMENTS:
-            reruns += 1
-        elif child_name == "system-out":
-            out = text_of(child) or out
-        elif child_name == "system-err":
-            err = text_of(child) or err
-    outcome, message, stack = _outcome_of(elem, results)
-    name = elem.get("name") or elem.get("classname") or UNNAMED
-    case = TestCase(
-        name=name,
+class _Children:
+    """One pass over a testcase's children: result elements, reruns, output elements."""
+
+    __slots__ = ("err", "out", "reruns", "results")
+
+    def __init__(self, elem: Any) -> None:
+        self.results: list[tuple[Outcome, Any]] = []
+        self.reruns = 0
+        self.out: Any = None
+        self.err: Any = None
+        for child in elem:
+            name = name_of(child.tag)
+            outcome = _RESULT_OUTCOMES.get(name)
+            if outcome is not None:
+                self.results.append((outcome, child))
+            elif name in _RERUN_ELEMENTS:
+                self.reruns += 1
+            elif name == "system-out":
+                self.out = child
+            elif name == "system-err":
+                self.err = child
+
+
+def case_from_element(elem: Any, suite_file: str | None = None) -> TestCase:
+    """One `testcase` element -> TestCase (all details)."""
+    children = _Children(elem)
+    return _build_case(elem, _outcome_of(elem, children.results), children, suite_file)
+
+
+def _outcome_of(elem: Any, results: list[tuple[Outcome, Any]]) -> Outcome:
+    if not results:
+        status = (elem.get("status") or elem.get("result") or "").strip().lower()
+        return _STATUS_OUTCOMES.get(status, Outcome.PASSED)
+    return max(results, key=lambda r: _SEVERITY[r[0]])[0]
+
+
+def _build_case(elem: Any, outcome: Outcome, children: _Children, suite_file: str | None) -> TestCase:
+    message, stack = _details(children.results)
+    out = text(children.out) if children.out is not None else None
+    err = text(children.err) if children.err is not None else None
+    return TestCase(
+        name=elem.get("name") or elem.get("classname") or UNNAMED,
         outcome=outcome,
         classname=elem.get("classname") or elem.get("class") or None,
         message=head(message, MAX_MESSAGE_CHARS),
@@ -180,23 +203,21 @@ def case_from_element(elem: Any, suite_file: str | None = None) -> tuple[TestCas
         duration_s=parse_duration(elem.get("time")),
         stdout=tail(_join_output(out, err), MAX_STDOUT_CHARS),
     )
-    return case, bool(reruns) and outcome is Outcome.PASSED
 
 
-def _outcome_of(elem: Any, results: list[tuple[Outcome, Any]]) -> tuple[Outcome, str | None, str | None]:
+def _details(results: list[tuple[Outcome, Any]]) -> tuple[str | None, str | None]:
+    """(message, stack) of the most severe result element."""
     if not results:
-        status = (elem.get("status") or elem.get("result") or "").strip().lower()
-        return _STATUS_OUTCOMES.get(status, Outcome.PASSED), None, None
-    results.sort(key=lambda r: _SEVERITY[r[0]], reverse=True)
-    outcome, worst = results[0]
-    message = worst.get("message") or first_line(text_of(worst)) or worst.get("type") or None
+        return None, None
+    ranked = sorted(results, key=lambda r: _SEVERITY[r[0]], reverse=True)
+    outcome, worst = ranked[0]
+    message = worst.get("message") or first_line(text(worst)) or worst.get("type") or None
     if outcome is Outcome.SKIPPED:
-        return outcome, message, None
+        return message, None
     # Every failing element's body, worst first: a teardown error after an assertion failure
     # (several results in one case) is worth seeing too.
-    bodies = [text_of(el).strip("\n") for o, el in results if o is not Outcome.SKIPPED]
-    stack = "\n".join(b for b in bodies if b.strip()) or None
-    return outcome, message, stack
+    bodies = [text(el).strip("\n") for o, el in ranked if o is not Outcome.SKIPPED]
+    return message, "\n".join(b for b in bodies if b.strip()) or None
 
 
 def _join_output(out: str | None, err: str | None) -> str | None:

@@ -26,15 +26,18 @@ MAX_NOTE_NAMES = 10
 
 __all__ = [
     "CaseSink",
+    "Freer",
     "child_text",
     "clear_element",
     "first_line",
     "head",
     "local_name",
+    "name_of",
     "parse_duration",
     "parse_int",
     "stream_events",
     "tail",
+    "text",
     "text_of",
 ]
 
@@ -106,16 +109,24 @@ class CaseSink:
         self.failed = 0
         self.skipped = 0
 
-    def add(self, case: TestCase) -> None:
+    def wants(self, outcome: Outcome) -> bool:
+        """Whether a case with this outcome is kept (else only counted: no details built)."""
+        return self.result.cases is not None or outcome.is_failure
+
+    def count(self, outcome: Outcome) -> None:
         self.total += 1
-        if case.outcome is Outcome.PASSED:
+        if outcome is Outcome.PASSED:
             self.passed += 1
-        elif case.outcome is Outcome.SKIPPED:
+        elif outcome is Outcome.SKIPPED:
             self.skipped += 1
-        elif case.outcome.is_failure:
+        elif outcome.is_failure:
             self.failed += 1
-            self.result.failures.append(case)
         # INCONCLUSIVE is counted in total only: neither a pass nor a failure.
+
+    def add(self, case: TestCase) -> None:
+        self.count(case.outcome)
+        if case.outcome.is_failure:
+            self.result.failures.append(case)
         if self.result.cases is not None:
             self.result.cases.append(case)
 
@@ -152,7 +163,7 @@ def stream_events(stream: BinaryIO, sink: CaseSink) -> Iterator[tuple[str, Any, 
     reader = SanitizingReader(stream)
     try:
         for event, elem in iterparse(reader):
-            name = local_name(elem.tag)
+            name = _NAMES.get(elem.tag) or name_of(elem.tag)
             if name:
                 yield event, elem, name
     except etree.XMLSyntaxError as exc:
@@ -178,9 +189,44 @@ def _first_error_line(message: str | None) -> str:
     return _LXML_POSITION_RE.sub("", text) or text
 
 
+# tag -> local name; a result file uses a handful of tags, a hostile one must not grow this.
+_NAMES: dict[object, str] = {}
+_MAX_CACHED_NAMES = 1024
+
+
+def name_of(tag: object) -> str:
+    """`local_name` with a small cache: it runs for every element of a 100 MB file."""
+    name = _NAMES.get(tag)
+    if name is None:
+        name = local_name(tag)
+        if isinstance(tag, str) and len(_NAMES) < _MAX_CACHED_NAMES:
+            _NAMES[tag] = name
+    return name
+
+
+def text(elem: Any) -> str:
+    """All text of an element; the common leaf case without walking an iterator."""
+    if len(elem) == 0:
+        return elem.text or ""
+    return text_of(elem)
+
+
 def child_text(elem: Any, name: str) -> str | None:
     """Text of the first direct child with local name `name` (None when absent or empty)."""
     for child in elem:
-        if local_name(child.tag) == name:
-            return text_of(child) or None
+        if name_of(child.tag) == name:
+            return text(child) or None
     return None
+
+
+class Freer:
+    """Frees finished elements; unlinks finished siblings in batches (one by one is slow)."""
+
+    def __init__(self) -> None:
+        self._freed = 0
+
+    def free(self, elem: Any) -> None:
+        elem.clear(keep_tail=False)
+        self._freed += 1
+        if self._freed % 256 == 0:
+            clear_element(elem)
