@@ -105,6 +105,45 @@ def _locate(hunk: Hunk, disk_lines: list[str]) -> Hunk:
     return replace(hunk, old_start=start, new_start=start)
 
 
+def _context_runs(hunk: Hunk) -> tuple[int, int]:
+    """How many context lines the hunk has before its first and after its last change."""
+    body = [line for line in hunk.lines if not line.startswith("\\")]
+    lead = next((k for k, line in enumerate(body) if line[0] != " "), len(body))
+    trail = next((k for k, line in enumerate(reversed(body)) if line[0] != " "), len(body))
+    return lead, trail
+
+
+def _add_context(hunk: Hunk, disk_lines: list[str], width: int = 3) -> Hunk:
+    """Give a hunk without leading or trailing context (`diff -U0` style) context from disk.
+
+    git treats a hunk without trailing context as "must match at the end of the file", so a
+    model's zero-context hunk in the middle of a file would be refused. The hunk is placed
+    where its old side occurs in the file (the occurrence nearest its stated line), so the
+    added context pins it to exactly that place.
+    """
+    lead, trail = _context_runs(hunk)
+    if lead and trail:
+        return hunk
+    old = [line.removesuffix("\r") for line in _old_side(hunk)]
+    bare = [line.removesuffix("\r") for line in disk_lines]
+    if old:
+        found = [k for k in range(len(bare) - len(old) + 1) if bare[k : k + len(old)] == old]
+        if not found:
+            return hunk  # does not fit anywhere: git's check will say so
+        at = min(found, key=lambda k: abs(k + 1 - hunk.old_start))
+    else:
+        at = min(max(hunk.old_start, 0), len(bare))  # an insertion goes after line old_start
+    before = disk_lines[max(at - width, 0) : at] if not lead else []
+    end = at + len(old)
+    after = disk_lines[end : end + width] if not trail else []
+    if after and end + len(after) == len(disk_lines) and hunk.lines[-1].startswith("\\"):
+        after = []  # the hunk already ends the file
+    lines = [" " + line for line in before] + list(hunk.lines) + [" " + line for line in after]
+    start = at - len(before) + 1 if (old or before or after) else at
+    return replace(hunk, old_start=start, new_start=start + hunk.new_start - hunk.old_start,
+                   lines=tuple(lines))
+
+
 def _fit_no_final_newline(hunk: Hunk, disk_lines: list[str]) -> Hunk:
     """Add the missing "No newline at end of file" markers to a hunk that ends the file.
 
@@ -146,7 +185,7 @@ def fit_file(fp: FilePatch, data: bytes | None) -> FilePatch:
     disk_lines = text.split("\n")
     if not ends_without_newline:
         disk_lines = disk_lines[:-1]
-    hunks = [_locate(_fit_eol(h, style), disk_lines) for h in fp.hunks]
+    hunks = [_add_context(_locate(_fit_eol(h, style), disk_lines), disk_lines) for h in fp.hunks]
     if ends_without_newline:
         hunks[-1] = _fit_no_final_newline(hunks[-1], disk_lines)
     return replace(fp, hunks=tuple(hunks))

@@ -265,3 +265,36 @@ def test_commit_runs_hooks_unless_configured(repo: Repo) -> None:
         commit(repo.path, CommitSettings(), "Fix", Trailers(attempt=1))
     sha = commit(repo.path, CommitSettings(no_verify=True), "Fix", Trailers(attempt=1))
     assert repo.git("rev-parse", "HEAD").strip() == sha
+
+
+NUMBERS = "".join(f"{n}\n" for n in range(1, 21))
+
+
+@pytest.mark.parametrize(
+    ("patch", "expected"),
+    [
+        ("@@ -10 +10 @@\n-10\n+ten\n", NUMBERS.replace("\n10\n", "\nten\n")),
+        ("@@ -0,0 +1 @@\n+zero\n", "zero\n" + NUMBERS),
+        ("@@ -5,0 +6 @@\n+five and a half\n", NUMBERS.replace("\n5\n", "\n5\nfive and a half\n")),
+        ("@@ -20 +20 @@\n-20\n+twenty\n", NUMBERS.replace("\n20\n", "\ntwenty\n")),
+        ("@@ -3 +3 @@\n-12\n+twelve\n", NUMBERS.replace("\n12\n", "\ntwelve\n")),  # wrong line number
+        ("@@ @@\n 7\n-8\n+eight\n 9\n", NUMBERS.replace("\n8\n", "\neight\n")),  # bare header
+    ],
+    ids=["replace-mid", "insert-first", "insert-mid", "replace-last", "wrong-line-number", "bare-header"],
+)
+def test_zero_context_and_numberless_hunks_get_context_from_disk(
+    tmp_path: Path, patch: str, expected: str
+) -> None:
+    repo = make_repo(tmp_path / "r", {"n.txt": NUMBERS})
+    verdict = apply_patch("--- a/n.txt\n+++ b/n.txt\n" + patch, repo.path, PatchSettings())
+    assert verdict.ok, verdict.rejections
+    assert repo.read("n.txt").decode() == expected
+
+
+def test_blank_context_lines_without_their_space(tmp_path: Path) -> None:
+    """Models (and editors) strip the single space of an empty context line."""
+    repo = make_repo(tmp_path / "r", {"a.py": "import os\n\n\ndef f():\n    return 1\n"})
+    patch = ("--- a/a.py\n+++ b/a.py\n@@ -1,5 +1,5 @@\n import os\n\n\n def f():\n"
+             "-    return 1\n+    return 2\n")
+    assert apply_patch(patch, repo.path, PatchSettings()).ok
+    assert repo.read("a.py") == b"import os\n\n\ndef f():\n    return 2\n"
