@@ -25,14 +25,15 @@ from ci_agent.parsers.xmlresults import (
     MAX_STACK_CHARS,
     MAX_STDOUT_CHARS,
     CaseSink,
+    Freer,
     clear_element,
     head,
-    local_name,
+    name_of,
     parse_duration,
     parse_int,
     stream_events,
     tail,
-    text_of,
+    text,
 )
 
 _ROOTS = frozenset({"test-run", "test-results", "test-suite"})
@@ -66,8 +67,21 @@ class NUnitParser:
         sink = CaseSink(self.name, source, keep_cases)
         walk = _Walk(sink)
         for event, elem, name in stream_events(stream, sink):
-            if not walk.step(event, elem, name):
+            if walk.root is None and not walk.begin(elem, name):
                 break
+            # Hot loop: one call per event only where something happens.
+            if event == "start":
+                if name == _CASE:
+                    walk.case_depth += 1
+                elif not walk.case_depth and name in _ROOTS:
+                    walk.open_suite(elem)
+            elif walk.case_depth:
+                if name == _CASE:
+                    walk.case_depth -= 1
+                    if not walk.case_depth:
+                        walk.end_case(elem)
+            else:
+                walk.end_other(elem, name)
         walk.finish()
         return sink.finish()
 
@@ -95,60 +109,52 @@ class _Walk:
         self.suites: list[_OpenSuite] = []  # the root counts as a suite
         self.warnings: list[str] = []
         self.run_failure_message: str | None = None
+        self.freer = Freer()
 
-    def step(self, event: str, elem: Any, name: str) -> bool:
-        if self.root is None:
-            self.root = name
-            if name not in _ROOTS:
-                self.sink.error(
-                    f"root element <{name}> is not NUnit XML (expected <test-run> or <test-results>)"
-                )
-                return False
-            self.run_result = (elem.get("result") or "").strip()
-            if name != "test-results":  # NUnit 2 totals leave out not-run tests; only v3 totals compare
-                self.declared_total = parse_int(elem.get("total"))
-        if event == "start":
-            if name == _CASE:
-                self.case_depth += 1
-            elif not self.case_depth and name in _ROOTS:
-                self.suites.append(
-                    _OpenSuite(
-                        name=elem.get("fullname") or elem.get("name") or "(unnamed suite)",
-                        result=(elem.get("result") or "").strip(),
-                        label=(elem.get("label") or "").strip(),
-                        site=(elem.get("site") or "").strip(),
-                    )
-                )
-            return True
-        self._end(elem, name)
+    def begin(self, root: Any, name: str) -> bool:
+        """The root element; False stops the walk (not NUnit)."""
+        self.root = name
+        if name not in _ROOTS:
+            self.sink.error(f"root element <{name}> is not NUnit XML (expected <test-run> or <test-results>)")
+            return False
+        self.run_result = (root.get("result") or "").strip()
+        if name != "test-results":  # NUnit 2 totals leave out not-run tests; only v3 totals compare
+            self.declared_total = parse_int(root.get("total"))
         return True
 
-    def _end(self, elem: Any, name: str) -> None:
-        if self.case_depth:
-            if name == _CASE:
-                self.case_depth -= 1
-                if not self.case_depth:
-                    self._case(elem)
-                    clear_element(elem)
-            return
+    def open_suite(self, elem: Any) -> None:
+        self.suites.append(
+            _OpenSuite(
+                name=elem.get("fullname") or elem.get("name") or "(unnamed suite)",
+                result=(elem.get("result") or "").strip(),
+                label=(elem.get("label") or "").strip(),
+                site=(elem.get("site") or "").strip(),
+            )
+        )
+
+    def end_case(self, elem: Any) -> None:
+        outcome, problem = outcome_of(elem)
+        if (elem.get("result") or "").strip().lower() == "warning":
+            self.warnings.append(_name_of_case(elem))
+        if outcome.is_failure and self.suites:
+            self.suites[-1].failing_cases += 1
+        if self.sink.wants(outcome):
+            self.sink.add(_build_case(elem, outcome, problem))
+        else:
+            self.sink.count(outcome)
+        self.freer.free(elem)
+
+    def end_other(self, elem: Any, name: str) -> None:
         if name in _ROOTS:
             self._close_suite()
             clear_element(elem)
             return
         parent = elem.getparent()
-        if parent is not None and local_name(parent.tag) in _ROOTS and self.suites:
+        if parent is not None and name_of(parent.tag) in _ROOTS and self.suites:
             if name == "failure":
                 self.suites[-1].failure_message = _message_of(elem)
             elif name == "reason":
                 self.suites[-1].reason_message = _message_of(elem)
-
-    def _case(self, elem: Any) -> None:
-        case = case_from_element(elem)
-        if (elem.get("result") or "").strip().lower() == "warning":
-            self.warnings.append(case.name)
-        if case.outcome.is_failure and self.suites:
-            self.suites[-1].failing_cases += 1
-        self.sink.add(case)
 
     def _close_suite(self) -> None:
         if not self.suites:
@@ -192,9 +198,14 @@ def _reason_or_result(suite: _OpenSuite) -> str:
 
 
 def case_from_element(elem: Any) -> TestCase:
+    """One `test-case` element -> TestCase (all details)."""
+    return _build_case(elem, *outcome_of(elem))
+
+
+def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
     failure = reason = output = assertions = None
     for child in elem:
-        child_name = local_name(child.tag)
+        child_name = name_of(child.tag)
         if child_name == "failure":
             failure = child
         elif child_name == "reason":
@@ -203,7 +214,6 @@ def case_from_element(elem: Any) -> TestCase:
             output = child
         elif child_name == "assertions":
             assertions = child
-    outcome, problem = outcome_of(elem, has_failure=failure is not None)
     message = stack = None
     if failure is not None:
         message = _message_of(failure)
@@ -214,7 +224,7 @@ def case_from_element(elem: Any) -> TestCase:
         message = _message_of(reason)
     if problem:
         message = f"{problem}; {message}" if message else problem
-    name = elem.get("fullname") or elem.get("name") or "(unnamed test)"
+    name = _name_of_case(elem)
     return TestCase(
         name=name,
         outcome=outcome,
@@ -222,15 +232,19 @@ def case_from_element(elem: Any) -> TestCase:
         message=head(message, MAX_MESSAGE_CHARS),
         stack=head(stack, MAX_STACK_CHARS),
         duration_s=parse_duration(elem.get("duration") or elem.get("time")),
-        stdout=tail(_trimmed(text_of(output)) if output is not None else None, MAX_STDOUT_CHARS),
+        stdout=tail(_trimmed(text(output)) if output is not None else None, MAX_STDOUT_CHARS),
     )
 
 
-def outcome_of(elem: Any, has_failure: bool = False) -> tuple[Outcome, str | None]:
+def _name_of_case(elem: Any) -> str:
+    return elem.get("fullname") or elem.get("name") or "(unnamed test)"
+
+
+def outcome_of(elem: Any) -> tuple[Outcome, str | None]:
     """(outcome, a note when the file's values were not ones we know)."""
     result = (elem.get("result") or "").strip()
     if not result:
-        return _outcome_without_result(elem, has_failure)
+        return _outcome_without_result(elem)
     outcome = _RESULTS.get(result.lower())
     if outcome is None:
         return Outcome.ERROR, f"unrecognised NUnit result {result!r}"
@@ -244,7 +258,7 @@ def outcome_of(elem: Any, has_failure: bool = False) -> tuple[Outcome, str | Non
     return outcome, None
 
 
-def _outcome_without_result(elem: Any, has_failure: bool) -> tuple[Outcome, str | None]:
+def _outcome_without_result(elem: Any) -> tuple[Outcome, str | None]:
     """NUnit 2.2-era files: only `executed` and `success` (and sometimes only `executed`)."""
     executed = (elem.get("executed") or "").strip()
     success = (elem.get("success") or "").strip()
@@ -256,6 +270,7 @@ def _outcome_without_result(elem: Any, has_failure: bool) -> tuple[Outcome, str 
         return Outcome.FAILED, None
     if not success and executed.lower() == "true":
         # Ran, and says nothing else: NUnit 2 writes a <failure> for every failing test.
+        has_failure = any(name_of(child.tag) == "failure" for child in elem)
         return (Outcome.FAILED if has_failure else Outcome.PASSED), None
     if not success and not executed:
         return Outcome.ERROR, "the test case has no result"
@@ -275,16 +290,16 @@ def _message_of(elem: Any) -> str | None:
 
 def _child_text(elem: Any, name: str) -> str | None:
     for child in elem:
-        if local_name(child.tag) == name:
-            return text_of(child)
+        if name_of(child.tag) == name:
+            return text(child)
     return None
 
 
-def _trimmed(text: str | None) -> str | None:
+def _trimmed(value: str | None) -> str | None:
     """Drop the blank lines CDATA blocks start/end with; keep indentation (NUnit aligns with it)."""
-    if text is None:
+    if value is None:
         return None
-    lines = text.split("\n")
+    lines = value.split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():

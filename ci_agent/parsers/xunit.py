@@ -22,14 +22,15 @@ from ci_agent.parsers.xmlresults import (
     MAX_STACK_CHARS,
     MAX_STDOUT_CHARS,
     CaseSink,
+    Freer,
     clear_element,
     head,
-    local_name,
+    name_of,
     parse_duration,
     parse_int,
     stream_events,
     tail,
-    text_of,
+    text,
 )
 
 _ROOTS = frozenset({"assemblies", "assembly"})
@@ -51,6 +52,7 @@ class XUnitParser:
 
     def parse(self, stream: BinaryIO, source: str, keep_cases: bool = False) -> ParseResult:
         sink = CaseSink(self.name, source, keep_cases)
+        freer = Freer()
         root: str | None = None
         declared: int | None = None
         case_depth = 0
@@ -69,17 +71,15 @@ class XUnitParser:
                     total = parse_int(elem.get("total"))
                     if total is not None:
                         declared = (declared or 0) + total
-                continue
-            if case_depth:
+            elif case_depth:
                 if name == _CASE:
                     case_depth -= 1
                     if not case_depth:
-                        sink.add(case_from_element(elem))
-                        clear_element(elem)
-                continue
-            if name == "error":
+                        _end_case(sink, elem)
+                        freer.free(elem)
+            elif name == "error":
                 parent = elem.getparent()
-                if parent is not None and local_name(parent.tag) == "errors":
+                if parent is not None and name_of(parent.tag) == "errors":
                     sink.error(error_message(elem))
                     clear_element(elem)
             elif name in ("collection", "class", "errors", "assembly"):
@@ -88,27 +88,43 @@ class XUnitParser:
         return sink.finish()
 
 
+def _end_case(sink: CaseSink, elem: Any) -> None:
+    outcome, problem = outcome_of(elem)
+    if sink.wants(outcome):
+        sink.add(_build_case(elem, outcome, problem))
+    else:
+        sink.count(outcome)
+
+
+def outcome_of(elem: Any) -> tuple[Outcome, str | None]:
+    """(outcome, a note when the result is missing or not one we know)."""
+    result = (elem.get("result") or "").strip()
+    outcome = _RESULTS.get(result.lower())
+    if outcome is not None:
+        return outcome, None
+    return Outcome.ERROR, f"unrecognised xUnit result {result!r}" if result else "the test has no result"
+
+
 def case_from_element(elem: Any) -> TestCase:
+    """One `test` element -> TestCase (all details)."""
+    return _build_case(elem, *outcome_of(elem))
+
+
+def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
     failure = reason = output = None
     for child in elem:
-        child_name = local_name(child.tag)
+        child_name = name_of(child.tag)
         if child_name == "failure":
             failure = child
         elif child_name == "reason":
             reason = child
         elif child_name == "output":
             output = child
-    result = (elem.get("result") or "").strip()
-    outcome = _RESULTS.get(result.lower())
-    problem = None
-    if outcome is None:
-        outcome = Outcome.ERROR
-        problem = f"unrecognised xUnit result {result!r}" if result else "the test has no result"
     message = stack = None
     if failure is not None:
         message, stack = _failure_text(failure)
     elif reason is not None:
-        message = _stripped(text_of(reason))
+        message = _stripped(text(reason))
     if problem:
         message = f"{problem}; {message}" if message else problem
     return TestCase(
@@ -118,7 +134,7 @@ def case_from_element(elem: Any) -> TestCase:
         message=head(message, MAX_MESSAGE_CHARS),
         stack=head(stack, MAX_STACK_CHARS),
         duration_s=parse_duration(elem.get("time")),
-        stdout=tail(_stripped(text_of(output)) if output is not None else None, MAX_STDOUT_CHARS),
+        stdout=tail(_stripped(text(output)) if output is not None else None, MAX_STDOUT_CHARS),
     )
 
 
@@ -129,7 +145,7 @@ def error_message(elem: Any) -> str:
     message = stack = None
     exception_type = None
     for child in elem:
-        if local_name(child.tag) == "failure":
+        if name_of(child.tag) == "failure":
             exception_type = child.get("exception-type")
             message, stack = _failure_text(child)
     text = f"xUnit {kind} error" + (f" in {where}" if where else "")
@@ -146,21 +162,21 @@ def error_message(elem: Any) -> str:
 def _failure_text(failure: Any) -> tuple[str | None, str | None]:
     message = stack = None
     for child in failure:
-        child_name = local_name(child.tag)
+        child_name = name_of(child.tag)
         if child_name == "message":
-            message = _stripped(text_of(child))
+            message = _stripped(text(child))
         elif child_name == "stack-trace":
-            stack = _stripped(text_of(child))
+            stack = _stripped(text(child))
     if message is None:
         message = failure.get("exception-type") or None
     return message, stack
 
 
-def _stripped(text: str | None) -> str | None:
+def _stripped(value: str | None) -> str | None:
     """Without the surrounding blank lines CDATA blocks carry; None when nothing is left."""
-    if text is None:
+    if value is None:
         return None
-    lines = text.split("\n")
+    lines = value.split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
