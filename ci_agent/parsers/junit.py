@@ -183,8 +183,12 @@ def case_from_element(elem: Any, suite_file: str | None = None) -> TestCase:
 
 def _outcome_of(elem: Any, results: list[tuple[Outcome, Any]]) -> Outcome:
     if not results:
-        status = (elem.get("status") or elem.get("result") or "").strip().lower()
-        return _STATUS_OUTCOMES.get(status, Outcome.PASSED)
+        # googletest writes status="run" result="suppressed"; ctest and tst only `status`.
+        for attribute in ("status", "result"):
+            outcome = _STATUS_OUTCOMES.get((elem.get(attribute) or "").strip().lower())
+            if outcome is not None:
+                return outcome
+        return Outcome.PASSED
     return max(results, key=lambda r: _SEVERITY[r[0]])[0]
 
 

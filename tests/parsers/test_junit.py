@@ -394,6 +394,17 @@ def test_huge_system_out_is_bounded_to_its_tail() -> None:
     assert len(failure.stdout) < MAX_STDOUT_CHARS + 100
 
 
+def test_utf16_files_read_like_utf8() -> None:
+    # Windows tools write UTF-16 with a BOM; the same real file transcoded must parse the same.
+    path = ENRICOMI / "junit-xml/unsupported-unicode.xml"
+    text = path.read_text(encoding="utf-8").replace('encoding="utf-8"', 'encoding="utf-16"', 1)
+    assert 'encoding="utf-16"' in text
+    utf16 = parse_stream(io.BytesIO(text.encode("utf-16")), "utf16.xml", keep_cases=True)
+    utf8 = parse_path(path, keep_cases=True)
+    assert utf16.format == "junit" and utf16.run_errors == []
+    assert utf16.cases == utf8.cases and utf16.counts == utf8.counts
+
+
 def test_namespaced_elements_are_read_by_local_name() -> None:
     doc = (
         b'<j:testsuites xmlns:j="urn:x"><j:testsuite><j:testcase name="t"><j:error message="boom"/>'
