@@ -22,6 +22,8 @@ from ci_agent.model import Diagnostic, ParseResult, Severity
 _FILE = r"(?P<file>(?:[A-Za-z]:[\\/])?[^\s:<>|\"*?][^:<>|\"*?]*?|<[\w -]+>)"
 _FILE_NO_PAREN = r"(?P<file>(?:[A-Za-z]:[\\/])?[^\s:(<>|\"*?][^:(<>|\"*?]*?)"
 
+# What every positioned header starts with; the patterns below are tried only after it matched.
+_POSITION_RE = re.compile(_FILE + r":\d+:")
 # gcc, clang, rustc --error-format=short, mypy (optionally with columns and error ends).
 _GCC_RE = re.compile(
     _FILE + r":(?P<line>\d+)(?::(?P<col>\d+))?(?::(?P<end_line>\d+):(?P<end_col>\d+))?: "
@@ -83,6 +85,7 @@ _SEVERITIES = {
     "message": Severity.INFO,
 }
 MAX_DETAIL_LINES = 20
+MAX_UNIQUE = 100_000  # unique diagnostics kept per input; memory stays bounded on generated junk
 MAX_DETAIL_CHARS = 400
 
 
@@ -146,35 +149,62 @@ def _int(text: str | None) -> int | None:
 
 
 def match_header(line: str) -> _Pending | None:
-    """The diagnostic a header line starts, or None. Pure: no context needed."""
-    if ":" not in line:
+    """The diagnostic a header line starts, or None. Pure: no context needed.
+
+    Cheap substring tests pick which patterns can apply: most lines of a build log match none.
+    """
+    if ": " not in line:
         return None
-    m = _TSC_PAREN_RE.match(line) or _TSC_PRETTY_RE.match(line)
-    if m:
-        return _Pending(_SEVERITIES[m["sev"]], m["msg"], m["file"], int(m["line"]), int(m["col"]), m["code"])
+    if line.startswith(("error", "warning")):
+        m = _RUST_HEADER_RE.match(line)
+        if m:
+            return _Pending(_SEVERITIES[m["sev"]], m["msg"], code=m["code"], rust_header=True)
+    if " TS" in line:
+        m = _TSC_PAREN_RE.match(line) or _TSC_PRETTY_RE.match(line)
+        if m:
+            return _at(m, _SEVERITIES[m["sev"]], m["code"])
+    m = _POSITION_RE.match(line)
+    if m is None:
+        return _match_tool(line)
+    if not plausible_file(m["file"]):
+        return None
+    return _match_positioned(line)
+
+
+def _at(m: re.Match[str], severity: Severity, code: str | None) -> _Pending:
+    """A diagnostic from a match with file, line, col and msg groups."""
+    return _Pending(severity, m["msg"], m["file"], int(m["line"]), int(m["col"]), code)
+
+
+def _match_positioned(line: str) -> _Pending | None:
+    """Lines that start with `file:line`: gcc-like, ESLint unix, ruff/flake8, go."""
     m = _GCC_RE.match(line)
-    if m and plausible_file(m["file"]):
+    if m:
         message, flag = split_code(m["msg"])
         return _Pending(
             _SEVERITIES[m["sev"]], message, m["file"], int(m["line"]), _int(m["col"]), m["code"] or flag,
             end_line=_int(m["end_line"]), end_column=_int(m["end_col"]),
         )
-    m = _ESLINT_UNIX_RE.fullmatch(line)
-    if m and plausible_file(m["file"]):
-        return _Pending(_SEVERITIES[m["sev"]], m["msg"], m["file"], int(m["line"]), int(m["col"]), m["code"])
+    if line.endswith("]"):
+        m = _ESLINT_UNIX_RE.fullmatch(line)
+        if m:
+            return _at(m, _SEVERITIES[m["sev"]], m["code"])
     m = _LINT_CODE_RE.match(line)
-    if m and plausible_file(m["file"]):
+    if m:
         severity = Severity.WARNING if m["code"].startswith("W") else Severity.ERROR
-        return _Pending(severity, m["msg"], m["file"], int(m["line"]), int(m["col"]), m["code"])
-    m = _GO_RE.match(line)
-    if m:
-        return _Pending(Severity.ERROR, m["msg"], m["file"], int(m["line"]), int(m["col"]))
-    m = _TOOL_RE.match(line)
-    if m:
-        return _Pending(_SEVERITIES[m["sev"]], m["msg"], origin=m["tool"].rsplit("/", 1)[-1])
-    m = _RUST_HEADER_RE.match(line)
-    if m:
-        return _Pending(_SEVERITIES[m["sev"]], m["msg"], code=m["code"], rust_header=True)
+        return _at(m, severity, m["code"])
+    if ".go:" in line:
+        m = _GO_RE.match(line)
+        if m:
+            return _at(m, Severity.ERROR, None)
+    return None
+
+
+def _match_tool(line: str) -> _Pending | None:
+    if ": error: " in line or ": warning: " in line or ": fatal error: " in line:
+        m = _TOOL_RE.match(line)
+        if m:
+            return _Pending(_SEVERITIES[m["sev"]], m["msg"], origin=m["tool"].rsplit("/", 1)[-1])
     return None
 
 
@@ -188,6 +218,7 @@ class CompilersConsumer:
         self._ld_function: str | None = None
         self._seen: dict[Diagnostic, None] = {}  # insertion-ordered set: exact repeats kept once
         self._printed = 0
+        self._dropped = 0
 
     def feed(self, line: str) -> None:
         if self._open is not None and self._open.rust_header and self._feed_rust_body(line):
@@ -289,15 +320,22 @@ class CompilersConsumer:
         if pending is None or (pending.rust_header and pending.file is None):
             return
         self._printed += 1
-        self._seen.setdefault(pending.freeze(), None)
+        diagnostic = pending.freeze()
+        if len(self._seen) < MAX_UNIQUE:
+            self._seen.setdefault(diagnostic, None)
+        elif diagnostic not in self._seen:
+            self._dropped += 1
 
     def finish(self) -> ParseResult:
         if self._open is not None and self._open.rust_header and self._open.file is None:
             self._open = None
         self._close()
-        return ParseResult(
+        result = ParseResult(
             format=PARSER.name, diagnostics=list(self._seen), printed_diagnostics=self._printed
         )
+        if self._dropped:
+            result.notes.append(f"{self._dropped} further unique diagnostic(s) not kept (cap {MAX_UNIQUE})")
+        return result
 
 
 @dataclass(frozen=True, slots=True)

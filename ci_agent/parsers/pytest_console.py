@@ -43,6 +43,8 @@ MAX_BLOCK_LINES = 400
 MAX_LINE_CHARS = 2000
 MAX_TRACEBACK_FRAMES = 50
 MAX_SPLIT_TRIES = 20
+MAX_FAILURES = 20_000  # blocks and summary entries kept per input (memory stays bounded)
+MAX_STORED_CHARS = 32 << 20
 
 
 @dataclass(slots=True)
@@ -52,9 +54,15 @@ class _Block:
     title: str
     lines: list[str] = field(default_factory=list)
 
-    def add(self, line: str) -> None:
-        if len(self.lines) < MAX_BLOCK_LINES:
-            self.lines.append(line[:MAX_LINE_CHARS])
+    def add(self, line: str, lean: bool) -> int:
+        """Keep a line (cut); when `lean`, only message and location lines. Returns chars kept."""
+        if len(self.lines) >= MAX_BLOCK_LINES:
+            return 0
+        if lean and not (line.startswith("E ") or ".py:" in line):
+            return 0
+        kept = line[:MAX_LINE_CHARS]
+        self.lines.append(kept)
+        return len(kept)
 
 
 @dataclass(slots=True)
@@ -210,6 +218,9 @@ class PytestConsumer:
         self._traceback: _Traceback | None = None
         self._diagnostics: dict[Diagnostic, None] = {}
         self._printed = 0
+        self._kept_blocks = 0
+        self._stored_chars = 0  # block text kept so far: past the budget, blocks keep E and location lines
+        self._dropped = 0
 
     def feed(self, line: str) -> None:
         if self._traceback is not None and self._feed_traceback(line):
@@ -224,13 +235,13 @@ class PytestConsumer:
                 self._block = _Block(m["title"])
                 return
         if self._block is not None:
-            self._block.add(line)
+            self._stored_chars += self._block.add(line, lean=self._stored_chars > MAX_STORED_CHARS)
             return
         if first in ("F", "E"):
             summary = summary_line(line)
             if summary is not None:
                 outcome, node, message = summary
-                self._summary[(node, outcome)] = message
+                self._remember(node, outcome, message)
                 return
         if first == "!":
             m = _INTERRUPTED_RE.fullmatch(line)
@@ -247,8 +258,15 @@ class PytestConsumer:
                 return
         if "::" in line and ("FAILED" in line or "ERROR" in line):
             verbose = verbose_line(line)
-            if verbose is not None:
-                self._summary.setdefault((verbose[1], verbose[0]), None)
+            if verbose is not None and (verbose[1], verbose[0]) not in self._summary:
+                self._remember(verbose[1], verbose[0], None)
+
+    def _remember(self, node: str, outcome: Outcome, message: str | None) -> None:
+        key = (node, outcome)
+        if key in self._summary or len(self._summary) < MAX_FAILURES:
+            self._summary[key] = message
+        else:
+            self._dropped += 1
 
     def _feed_rule(self, line: str) -> bool:
         m = _RULE_RE.fullmatch(line)
@@ -286,22 +304,32 @@ class PytestConsumer:
             severity=Severity.ERROR, message=line.strip()[:MAX_LINE_CHARS], file=file, line=lineno,
             code=exc["type"].rsplit(".", 1)[-1], origin="python", detail="\n".join(tb.text) or None,
         )
-        self._diagnostics.setdefault(diag, None)
+        if len(self._diagnostics) < MAX_FAILURES:
+            self._diagnostics.setdefault(diag, None)
         return True
 
     def _close_block(self) -> None:
         block, self._block = self._block, None
-        if block is not None:
-            self._blocks.setdefault(block_name(block.title), []).append(block)
+        if block is None:
+            return
+        if self._kept_blocks >= MAX_FAILURES:
+            self._dropped += 1
+            return
+        self._kept_blocks += 1
+        self._blocks.setdefault(block_name(block.title), []).append(block)
 
     def finish(self) -> ParseResult:
         self._close_block()
         if self._traceback is not None:
             self._feed_traceback("<end of log>")  # a traceback cut off by the end of the log
-        return ParseResult(
+        result = ParseResult(
             format=PARSER.name, failures=self._join(), counts=self._counts, run_errors=self._run_errors,
             diagnostics=list(self._diagnostics), printed_diagnostics=self._printed,
         )
+        if self._dropped:
+            result.notes.append(f"{self._dropped} further failure block(s) or summary line(s) not kept "
+                                f"(cap {MAX_FAILURES})")
+        return result
 
     def _join(self) -> list[TestCase]:
         """Summary lines (node ids) joined with blocks (titles), in order; either may be missing."""

@@ -299,3 +299,13 @@ def test_an_orphan_note_is_an_info_diagnostic() -> None:
 def test_sniff_looks_for_a_rustc_location_after_a_bare_header() -> None:
     assert not PARSER.sniff(["error: something", "more text"])
     assert PARSER.sniff(["error[E0425]: cannot find value", " --> src/main.rs:2:5"])
+
+
+def test_unique_diagnostics_are_capped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ci_agent.parsers.compilers as compilers
+
+    monkeypatch.setattr(compilers, "MAX_UNIQUE", 2)
+    result = parse_text("\n".join(f"src/a.c:{n}:1: error: e{n}" for n in range(1, 6)))
+    assert [d.line for d in result.diagnostics] == [1, 2]
+    assert result.printed_diagnostics == 5
+    assert result.notes == ["3 further unique diagnostic(s) not kept (cap 2)"]

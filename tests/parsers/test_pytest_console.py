@@ -223,3 +223,12 @@ def test_the_sample_project_is_never_collected_by_our_own_test_run() -> None:
     )
     assert "check_" not in result.stdout, result.stdout
     assert result.returncode == 5, result.stdout + result.stderr  # 5: no tests collected
+
+
+def test_failures_are_capped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ci_agent.parsers.pytest_console as pytest_console
+
+    monkeypatch.setattr(pytest_console, "MAX_FAILURES", 2)
+    result = parse_text("\n".join(f"FAILED tests/a.py::test_{n} - boom" for n in range(5)))
+    assert [f.name for f in result.failures] == ["tests/a.py::test_0", "tests/a.py::test_1"]
+    assert result.notes == ["3 further failure block(s) or summary line(s) not kept (cap 2)"]
