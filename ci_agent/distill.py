@@ -59,14 +59,15 @@ def printed_paths(inputs: Iterable[Input]) -> tuple[list[str], list[str]]:
     projects: list[str] = []
     no_root = RepoPaths(None)
     for item in inputs:
-        for diag in item.result.diagnostics:
-            project = project_path(diag.project)
+        spots = dict.fromkeys((d.file, d.project) for d in item.result.diagnostics)  # big logs repeat
+        for file, marker in spots:
+            project = project_path(marker)
             if project and is_absolute(project):
                 projects.append(project)
-            if diag.file and is_absolute(diag.file):
-                files.append(diag.file)
-            elif diag.file and project and is_absolute(project):
-                files.append(join_dir(dirname(project), diag.file))
+            if file and is_absolute(file):
+                files.append(file)
+            elif file and project and is_absolute(project):
+                files.append(join_dir(dirname(project), file))
         for case in item.result.failures:
             if case.file and is_absolute(case.file):
                 files.append(case.file)
@@ -83,15 +84,26 @@ def resolve_root(inputs: Sequence[Input], explicit: str | None, git_root: str | 
     return choose_repo_root(explicit, git_root, files, projects)
 
 
+_Key = tuple[str, str | None, int | None, int | None, str | None, str]
+_Where = tuple[str | None, bool, str | None]  # (file, in_repo, project) after normalisation
+
+
+def locate_diagnostic(file: str | None, marker: str | None, paths: RepoPaths) -> _Where:
+    """Repo-relative file (resolved against the project directory when relative) and project."""
+    project = project_path(marker)
+    located_project = paths.locate(project).path if project else None
+    if not file:
+        return None, False, located_project
+    located = paths.locate(file, dirname(project) if project else None)
+    return located.path, located.in_repo, located_project
+
+
 def normalise_diagnostic(diag: Diagnostic, paths: RepoPaths) -> ReportDiagnostic:
-    project = project_path(diag.project)
-    located_project = paths.locate(project) if project else None
-    file: str | None = None
-    in_repo = False
-    if diag.file:
-        base = dirname(project) if project else None
-        located = paths.locate(diag.file, base)
-        file, in_repo = located.path, located.in_repo
+    return _report_diagnostic(diag, locate_diagnostic(diag.file, diag.project, paths), 1)
+
+
+def _report_diagnostic(diag: Diagnostic, where: _Where, count: int) -> ReportDiagnostic:
+    file, in_repo, project = where
     return ReportDiagnostic(
         severity=diag.severity,
         file=file,
@@ -99,42 +111,45 @@ def normalise_diagnostic(diag: Diagnostic, paths: RepoPaths) -> ReportDiagnostic
         column=diag.column,
         code=diag.code,
         message=diag.message,
-        project=located_project.path if located_project else None,
+        project=project,
         origin=diag.origin,
         in_repo=in_repo,
         detail=diag.detail,
+        count=count,
     )
 
 
-def report_key(diag: ReportDiagnostic) -> tuple[str, str | None, int | None, int | None, str | None, str]:
+def report_key(diag: ReportDiagnostic) -> _Key:
     """DESIGN.md §4.1 unique key, on the normalised path (the project marker is not part of it)."""
     return (diag.severity.value, diag.file, diag.line, diag.column, diag.code, diag.message)
 
 
-def unique_diagnostics(diagnostics: Iterable[ReportDiagnostic],
+def unique_diagnostics(diagnostics: Iterable[Diagnostic], paths: RepoPaths,
                        fold_case: bool = False) -> list[ReportDiagnostic]:
-    """Fold duplicates (counting them), then errors first; stable within a severity.
+    """Normalise paths, fold duplicates (counting them), then errors first; stable within a severity.
 
     `fold_case`: the build ran on Windows, where `Src\\A.cs` and `src\\a.cs` are one file.
+    Big logs print the same few files thousands of times, so locations are resolved once per
+    (file, project) pair and duplicates only bump a counter.
     """
-    folded: dict[tuple[str, str | None, int | None, int | None, str | None, str], ReportDiagnostic] = {}
+    where_cache: dict[tuple[str | None, str | None], _Where] = {}
+    first: dict[_Key, tuple[Diagnostic, _Where]] = {}
+    counts: dict[_Key, int] = {}
     for diag in diagnostics:
-        key = report_key(diag)
-        if fold_case and key[1] is not None:
-            key = (key[0], key[1].casefold(), *key[2:])
-        seen = folded.get(key)
+        spot = (diag.file, diag.project)
+        where = where_cache.get(spot)
+        if where is None:
+            where = where_cache[spot] = locate_diagnostic(diag.file, diag.project, paths)
+        file = where[0].casefold() if fold_case and where[0] is not None else where[0]
+        key = (diag.severity.value, file, diag.line, diag.column, diag.code, diag.message)
+        seen = counts.get(key)
         if seen is None:
-            folded[key] = diag
+            counts[key] = 1
+            first[key] = (diag, where)
         else:
-            folded[key] = _with_count(seen, seen.count + diag.count)
-    return sorted(folded.values(), key=lambda d: _SEVERITY_ORDER.get(d.severity, 3))
-
-
-def _with_count(diag: ReportDiagnostic, count: int) -> ReportDiagnostic:
-    return ReportDiagnostic(
-        diag.severity, diag.file, diag.line, diag.column, diag.code, diag.message,
-        diag.project, diag.origin, diag.in_repo, diag.detail, count,
-    )
+            counts[key] = seen + 1
+    unique = [_report_diagnostic(diag, where, counts[key]) for key, (diag, where) in first.items()]
+    return sorted(unique, key=lambda d: _SEVERITY_ORDER.get(d.severity, 3))
 
 
 def qualified_name(case: TestCase) -> str:
@@ -184,7 +199,7 @@ def distill(inputs: Sequence[Input], repo_root: str | None) -> Report:
     windows = (is_windows_path(repo_root) if repo_root else
                any(d.file and is_windows_path(d.file) for item in inputs for d in item.result.diagnostics))
     diagnostics = unique_diagnostics(
-        (normalise_diagnostic(d, paths) for item in inputs for d in item.result.diagnostics), windows
+        (d for item in inputs for d in item.result.diagnostics), paths, windows
     )
     failures: dict[tuple[object, ...], ReportFailure] = {}
     for item in inputs:

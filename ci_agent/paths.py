@@ -9,6 +9,7 @@ Windows paths compare case-insensitively and with either separator.
 
 from __future__ import annotations
 
+import functools
 import ntpath
 import posixpath
 import re
@@ -84,6 +85,7 @@ def join_dir(base_dir: str, relative: str) -> str:
     return posixpath.normpath(posixpath.join(base_dir, relative.replace("\\", "/")))
 
 
+@functools.lru_cache(maxsize=16384)
 def dirname(path: str) -> str:
     return ntpath.dirname(path) if is_windows_path(path) else posixpath.dirname(path)
 
@@ -112,21 +114,26 @@ class RepoPaths:
         A relative path is resolved against `base_dir` (MSBuild prints compiler paths relative
         to the project directory) when it is absolute, else taken as relative to the root.
         """
-        path = printed.strip()
-        for prefix in _DETERMINISTIC_PREFIXES:
-            if path.startswith(prefix):
-                return Located(to_posix_relative(path[len(prefix):]), True)
-        if not is_absolute(path) and base_dir:
-            path = join_dir(base_dir, path)
-        if not is_absolute(path):
-            rel = to_posix_relative(path)
-            return Located(rel, not rel.startswith("../") and rel != "..")
-        if is_toolchain_path(path):
-            return Located(printed, False)
-        inside = relative_to(path, self.root) if self.root is not None else None
-        if inside:
-            return Located(inside, True)
+        return _locate(self.root, printed, base_dir)
+
+
+@functools.lru_cache(maxsize=16384)  # a big log names the same few hundred files thousands of times
+def _locate(root: str | None, printed: str, base_dir: str | None) -> Located:
+    path = printed.strip()
+    for prefix in _DETERMINISTIC_PREFIXES:
+        if path.startswith(prefix):
+            return Located(to_posix_relative(path[len(prefix):]), True)
+    if not is_absolute(path) and base_dir:
+        path = join_dir(base_dir, path)
+    if not is_absolute(path):
+        rel = to_posix_relative(path)
+        return Located(rel, not rel.startswith("../") and rel != "..")
+    if is_toolchain_path(path):
         return Located(printed, False)
+    inside = relative_to(path, root) if root is not None else None
+    if inside:
+        return Located(inside, True)
+    return Located(printed, False)
 
 
 # --------------------------------------------------------------------------- repo root
@@ -181,6 +188,7 @@ def infer_repo_root(files: Iterable[str], projects: Iterable[str] = ()) -> str |
     whose name prefixes the project folder's. A `.sln` marker above every path is taken as the
     root; a directory on this disk with `.git` wins over everything.
     """
+    files, projects = list(dict.fromkeys(files)), list(dict.fromkeys(projects))  # big logs repeat them
     project_dirs = [dirname(p) for p in projects if is_absolute(p) and not is_toolchain_path(p)
                     and not p.casefold().endswith(_SOLUTION_SUFFIXES)]
     file_dirs = [dirname(p) for p in files if is_absolute(p) and not is_toolchain_path(p)]
@@ -227,6 +235,7 @@ def choose_repo_root(explicit: str | None, git_root: str | None, files: list[str
     """`--repo-root`, else the git root if the log's paths are under it, else inferred."""
     if explicit:
         return explicit
+    files, projects = list(dict.fromkeys(files)), list(dict.fromkeys(projects))
     absolute = [p for p in (*files, *projects) if is_absolute(p) and not is_toolchain_path(p)]
     if git_root and (not absolute or any(relative_to(p, git_root) is not None for p in absolute)):
         return git_root
