@@ -34,6 +34,7 @@ from ci_agent.parsers.xmlresults import (
     stream_events,
     tail,
     text,
+    trim_blank_lines,
 )
 
 _ROOTS = frozenset({"test-run", "test-results", "test-suite"})
@@ -217,7 +218,7 @@ def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
     message = stack = None
     if failure is not None:
         message = _message_of(failure)
-        stack = _trimmed(_child_text(failure, "stack-trace"))
+        stack = trim_blank_lines(_child_text(failure, "stack-trace"))
     if message is None and assertions is not None:
         message, stack = _first_failed_assertion(assertions, stack)
     if message is None and reason is not None:
@@ -232,7 +233,7 @@ def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
         message=head(message, MAX_MESSAGE_CHARS),
         stack=head(stack, MAX_STACK_CHARS),
         duration_s=parse_duration(elem.get("duration") or elem.get("time")),
-        stdout=tail(_trimmed(text(output)) if output is not None else None, MAX_STDOUT_CHARS),
+        stdout=tail(trim_blank_lines(text(output)) if output is not None else None, MAX_STDOUT_CHARS),
     )
 
 
@@ -280,12 +281,12 @@ def _outcome_without_result(elem: Any) -> tuple[Outcome, str | None]:
 def _first_failed_assertion(assertions: Any, stack: str | None) -> tuple[str | None, str | None]:
     for assertion in assertions:
         if (assertion.get("result") or "").lower() in ("failed", "error"):
-            return _message_of(assertion), stack or _trimmed(_child_text(assertion, "stack-trace"))
+            return _message_of(assertion), stack or trim_blank_lines(_child_text(assertion, "stack-trace"))
     return None, stack
 
 
 def _message_of(elem: Any) -> str | None:
-    return _trimmed(_child_text(elem, "message"))
+    return trim_blank_lines(_child_text(elem, "message"))
 
 
 def _child_text(elem: Any, name: str) -> str | None:
@@ -293,18 +294,6 @@ def _child_text(elem: Any, name: str) -> str | None:
         if name_of(child.tag) == name:
             return text(child)
     return None
-
-
-def _trimmed(value: str | None) -> str | None:
-    """Drop the blank lines CDATA blocks start/end with; keep indentation (NUnit aligns with it)."""
-    if value is None:
-        return None
-    lines = value.split("\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(lines).rstrip() or None
 
 
 def _class_from_name(name: str) -> str | None:

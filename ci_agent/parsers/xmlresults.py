@@ -27,37 +27,35 @@ MAX_NOTE_NAMES = 10
 __all__ = [
     "CaseSink",
     "Freer",
-    "child_text",
     "clear_element",
     "first_line",
     "head",
-    "local_name",
     "name_of",
     "parse_duration",
     "parse_int",
     "stream_events",
     "tail",
     "text",
-    "text_of",
+    "trim_blank_lines",
 ]
 
 
-def head(text: str | None, limit: int) -> str | None:
-    """The start of `text`, cut at `limit` characters with a visible marker. Empty -> None."""
-    if not text:
+def head(value: str | None, limit: int) -> str | None:
+    """The start of `value`, cut at `limit` characters with a visible marker. Empty -> None."""
+    if not value:
         return None
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n... [{len(text) - limit} more characters cut]"
+    if len(value) <= limit:
+        return value
+    return value[:limit] + f"\n... [{len(value) - limit} more characters cut]"
 
 
-def tail(text: str | None, limit: int) -> str | None:
-    """The end of `text` (console output matters most at its end), cut with a visible marker."""
-    if not text:
+def tail(value: str | None, limit: int) -> str | None:
+    """The end of `value` (console output matters most at its end), cut with a visible marker."""
+    if not value:
         return None
-    if len(text) <= limit:
-        return text
-    return f"[{len(text) - limit} earlier characters cut] ...\n" + text[-limit:]
+    if len(value) <= limit:
+        return value
+    return f"[{len(value) - limit} earlier characters cut] ...\n" + value[-limit:]
 
 
 def first_line(text: str | None) -> str | None:
@@ -68,6 +66,19 @@ def first_line(text: str | None) -> str | None:
         if line.strip():
             return line.strip()
     return None
+
+
+def trim_blank_lines(value: str | None) -> str | None:
+    """Without the blank lines CDATA blocks start and end with, and trailing whitespace; keeps
+    indentation (NUnit and xUnit align messages with it). None when nothing is left."""
+    if value is None:
+        return None
+    lines = value.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines).rstrip() or None
 
 
 def parse_duration(value: str | None) -> float | None:
@@ -209,14 +220,6 @@ def text(elem: Any) -> str:
     if len(elem) == 0:
         return elem.text or ""
     return text_of(elem)
-
-
-def child_text(elem: Any, name: str) -> str | None:
-    """Text of the first direct child with local name `name` (None when absent or empty)."""
-    for child in elem:
-        if name_of(child.tag) == name:
-            return text(child) or None
-    return None
 
 
 class Freer:

@@ -31,6 +31,7 @@ from ci_agent.parsers.xmlresults import (
     stream_events,
     tail,
     text,
+    trim_blank_lines,
 )
 
 _ROOTS = frozenset({"assemblies", "assembly"})
@@ -124,7 +125,7 @@ def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
     if failure is not None:
         message, stack = _failure_text(failure)
     elif reason is not None:
-        message = _stripped(text(reason))
+        message = trim_blank_lines(text(reason))
     if problem:
         message = f"{problem}; {message}" if message else problem
     return TestCase(
@@ -134,7 +135,7 @@ def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
         message=head(message, MAX_MESSAGE_CHARS),
         stack=head(stack, MAX_STACK_CHARS),
         duration_s=parse_duration(elem.get("time")),
-        stdout=tail(_stripped(text(output)) if output is not None else None, MAX_STDOUT_CHARS),
+        stdout=tail(trim_blank_lines(text(output)) if output is not None else None, MAX_STDOUT_CHARS),
     )
 
 
@@ -164,24 +165,12 @@ def _failure_text(failure: Any) -> tuple[str | None, str | None]:
     for child in failure:
         child_name = name_of(child.tag)
         if child_name == "message":
-            message = _stripped(text(child))
+            message = trim_blank_lines(text(child))
         elif child_name == "stack-trace":
-            stack = _stripped(text(child))
+            stack = trim_blank_lines(text(child))
     if message is None:
         message = failure.get("exception-type") or None
     return message, stack
-
-
-def _stripped(value: str | None) -> str | None:
-    """Without the surrounding blank lines CDATA blocks carry; None when nothing is left."""
-    if value is None:
-        return None
-    lines = value.split("\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(lines).rstrip() or None
 
 
 PARSER = XUnitParser()
