@@ -64,7 +64,10 @@ _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _EXIT_CODE_RE = re.compile(r"Test run completed with non-success exit code: (\d+)")
 _RUN_ERROR_STARTS = ("The active test run was aborted", "Test Run Aborted", "Test host process crashed",
                      "No test is available in", "Test run aborted")
-_MTP_OUTCOMES = {"timed out": Outcome.TIMEOUT, "cancelled": Outcome.ABORTED, "canceled": Outcome.ABORTED}
+# testfx prints Canceled *and* Timeout as `failed (canceled)`; we cannot tell them apart, both fail.
+_MTP_OUTCOMES = {"timed out": Outcome.TIMEOUT, "cancelled": Outcome.ABORTED, "canceled": Outcome.ABORTED,
+                 "failed (canceled)": Outcome.ABORTED, "failed (cancelled)": Outcome.ABORTED,
+                 "failed (timed out)": Outcome.TIMEOUT}
 _SNIFF_RE = re.compile(
     r"^Test run for |Starting test execution|A total of \d+ test files? matched|^VSTest version|"
     r"Microsoft \(R\) Test Execution|^Running tests from |^\s*Test (?:run )?summary:|^NUnit Adapter |"
@@ -136,19 +139,26 @@ def vs_result(line: str) -> tuple[str, str, str] | None:
     return (word, name, dur) if word in _VS_WORDS and name else None
 
 
-def mtp_result(line: str) -> tuple[int, str, str, str | None] | None:
-    """`failed <name> (<dur>)` -> (indent, word, name, dur); `skipped <name>` has no duration."""
+def mtp_result(line: str, mtp_seen: bool = False) -> tuple[int, str, str, str | None] | None:
+    """`failed <name> (<dur>)` -> (indent, word, name, dur).
+
+    Newer MTP may omit the duration; a `failed <text>` line without one is only taken once the log
+    showed MTP output (`Running tests from`), since `failed to ...` is common prose.
+    """
     text = line.rstrip()
     stripped = text.lstrip()
     word = next((w for w in _MTP_WORDS if stripped.startswith(w)), None)
     if word is None:
         return None
     name, dur = stripped[len(word):].strip(), None
+    if word == "failed " and name.startswith("(") and ") " in name[:14]:  # `failed (canceled) X`
+        qualifier, _, name = name.partition(") ")
+        word = f"failed {qualifier})"
     if name.endswith(")") and " (" in name:
         cut = name.rindex(" (")
         if len(name) - cut < 44 and _DUR_RE.fullmatch(name[cut + 2:-1]):
             name, dur = name[:cut].rstrip(), name[cut + 2:-1]
-    if not name or (dur is None and word != "skipped "):
+    if not name or (dur is None and word != "skipped " and not mtp_seen):
         return None
     return len(text) - len(stripped), word.strip(), name, dur
 
@@ -219,7 +229,9 @@ def _mtp_case(p: _Pending) -> TestCase:
     stack: list[str] = []
     seen_from = False
     for raw in p.lines:
-        if stack or _FRAME_RE.match(raw):
+        if not stack and raw.strip() == "Stack Trace:":  # banner of newer reporters
+            stack.append("")
+        elif stack or _FRAME_RE.match(raw):
             stack.append(raw)
         elif not seen_from and _MTP_FROM_RE.match(raw):
             seen_from = True
@@ -268,6 +280,7 @@ class DotnetTestConsumer:
         self._block: dict[str, int] = {}  # keys of the summary block being read
         self._block_lines = 0
         self._mtp_failed_last: int | None = None
+        self._mtp_seen = False  # an MTP `Running tests from` line was read
         self._run_errors: list[RunError] = []
         self._dropped_failures = 0
         self._truncated = 0
@@ -291,7 +304,7 @@ class DotnetTestConsumer:
             if self._t_line(line, head):
                 return
         elif c0 in "ftcsp":
-            mtp = mtp_result(line) if head.startswith(_MTP_WORDS) else None
+            mtp = mtp_result(line, self._mtp_seen) if head.startswith(_MTP_WORDS) else None
             if mtp:
                 self._start_mtp(*mtp)
                 return
@@ -301,6 +314,10 @@ class DotnetTestConsumer:
                 if m:
                     self._start(_Pending(m.group("name"), indent=len(m.group("indent"))), _Mode.XUNIT_BODY)
                     return
+        elif c0 == "R" and head.startswith("Running tests from "):
+            self._end_block()
+            self._mtp_seen = True
+            return
         elif c0 == "N" and head.startswith("No test is available in"):
             self._run_error(line.strip())
         if "TEST" in line and ("TESTERROR" in line or "VSTEST1" in line):
@@ -449,13 +466,12 @@ class DotnetTestConsumer:
         self._end_block()
         return False
 
-    @staticmethod
-    def _mtp_continues(line: str, indent: int) -> bool:
+    def _mtp_continues(self, line: str, indent: int) -> bool:
         stripped = line.lstrip()
         if stripped.startswith(_MTP_STOP):
             return False
         if stripped and _indent(line) <= indent:
-            if stripped.startswith(_MTP_WORDS) and mtp_result(line):
+            if stripped.startswith(_MTP_WORDS) and mtp_result(line, self._mtp_seen):
                 return False
             if line.endswith(")") and _MTP_ASSEMBLY_RE.match(line):
                 return False

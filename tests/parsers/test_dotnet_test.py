@@ -323,3 +323,23 @@ def test_endless_message_is_capped() -> None:
 def test_pathological_lines_are_linear(line: str) -> None:
     """Each would take minutes with a backtracking regex; here they finish at once (by construction)."""
     feed(line, line)
+
+
+def test_mtp_canceled_and_duration_less_results() -> None:
+    # Shaped after testfx TerminalTestReporter.RenderTestCompleted: Canceled and Timeout both print
+    # `failed (canceled)`, and newer versions print the duration only when it is known.
+    result = feed(
+        "failed to restore package Foo",  # prose before any MTP output: not a test result
+        "Running tests from bin/Debug/net8.0/T.dll (net8.0|x64)",
+        "failed (canceled) T.Slow (30s 1ms)",
+        "  Test execution was canceled.",
+        "failed T.NoDuration",
+        "  Assert.Fail failed.",
+        "  Stack Trace:",
+        "    at T.NoDuration() in /src/T.cs:12",
+    )
+    assert [(f.name, f.outcome, f.message, f.stack) for f in result.failures] == [
+        ("T.Slow", Outcome.ABORTED, "Test execution was canceled.", None),
+        ("T.NoDuration", Outcome.FAILED, "Assert.Fail failed.", "at T.NoDuration() in /src/T.cs:12"),
+    ]
+    assert result.failures[0].duration_s == pytest.approx(30.001)
