@@ -214,7 +214,8 @@ class CompilersConsumer:
     def __init__(self, source: str) -> None:
         self.source = source
         self._open: _Pending | None = None
-        self._context: str | None = None  # gcc `In function 'main'` for the diagnostics that follow
+        # gcc's `a.c: In function 'main':` - (file, context) for the diagnostics in that file that follow
+        self._context: tuple[str, str] | None = None
         self._ld_function: str | None = None
         self._seen: dict[Diagnostic, None] = {}  # insertion-ordered set: exact repeats kept once
         self._printed = 0
@@ -239,8 +240,8 @@ class CompilersConsumer:
             self._open.add_detail(f"{_where(header)}note: {header.message}")
             return
         self._close()
-        if self._context and header.file and not header.rust_header:
-            header.add_detail(self._context)
+        if self._context and self._context[0] == header.file:
+            header.add_detail(self._context[1])
         self._open = header
 
     def _feed_rust_body(self, line: str) -> bool:
@@ -281,7 +282,7 @@ class CompilersConsumer:
     def _feed_other(self, line: str) -> None:
         m = _GCC_CONTEXT_RE.match(line)
         if m:
-            self._context = m["ctx"]
+            self._context = (m["file"], m["ctx"])
             return
         m = _LD_RE.match(line)
         if m:

@@ -309,3 +309,12 @@ def test_unique_diagnostics_are_capped_with_a_note(monkeypatch: pytest.MonkeyPat
     assert [d.line for d in result.diagnostics] == [1, 2]
     assert result.printed_diagnostics == 5
     assert result.notes == ["3 further unique diagnostic(s) not kept (cap 2)"]
+
+
+def test_gcc_function_context_applies_only_to_its_own_file() -> None:
+    result = parse_text(
+        "src/a.c: In function ‘main’:\n"
+        "src/a.c:3:4: error: first\n"
+        "src/b.c:5:6: error: second, another translation unit\n"
+    )
+    assert [d.detail for d in result.diagnostics] == ["In function ‘main’", None]

@@ -232,3 +232,15 @@ def test_failures_are_capped_with_a_note(monkeypatch: pytest.MonkeyPatch) -> Non
     result = parse_text("\n".join(f"FAILED tests/a.py::test_{n} - boom" for n in range(5)))
     assert [f.name for f in result.failures] == ["tests/a.py::test_0", "tests/a.py::test_1"]
     assert result.notes == ["3 further failure block(s) or summary line(s) not kept (cap 2)"]
+
+
+def test_verbose_result_lines_name_failures_when_nothing_else_does() -> None:
+    # The real -v log without its FAILURES/ERRORS sections and summary (as with `--tb=no -rN`).
+    lines = (FIXTURES / "pytest-tb-short-verbose.log").read_text().splitlines()
+    kept = [line for line in lines if line.startswith("tests/") and "%]" in line]
+    assert len(kept) == 13  # one result line per collected test
+    result = parse_text("\n".join(kept))
+    expected = EXPECTED["pytest-tb-short-verbose.log"][0]
+    assert [(f.name, f.outcome, f.message) for f in result.failures] == [(r[0], r[1], None) for r in expected]
+    xdist = parse_text("[gw1] [ 50%] FAILED tests/a.py::test_b\n[gw0] [100%] PASSED tests/a.py::test_c")
+    assert [(f.name, f.outcome) for f in xdist.failures] == [("tests/a.py::test_b", F)]
