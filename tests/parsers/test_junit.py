@@ -315,6 +315,13 @@ def test_inputs_enricomi_rejects_give_a_run_error_when_read_as_junit(name: str, 
     assert [e.message for e in result.run_errors] == [message]
 
 
+def test_inputs_enricomi_rejects_do_not_raise_through_sniffing() -> None:
+    empty = parse_path(ENRICOMI / "xml/empty.xml")
+    assert [e.message for e in empty.run_errors] == ["the file is empty"]
+    not_xml = parse_path(ENRICOMI / "xml/non-xml.xml")  # no '<': sniffed as a log, not as XML
+    assert not_xml.format not in ("junit", "nunit", "xunit", "trx") and not_xml.failures == []
+
+
 def test_a_non_junit_root_is_refused_when_forced() -> None:
     result = parse_path(ENRICOMI / "junit-xml/non-junit.xml", forced="junit")
     assert [e.message for e in result.run_errors] == [
