@@ -107,10 +107,10 @@ class _Walk:
         return True
 
     def open_suite(self, elem: Any) -> None:
+        top_level = not self.suite_files and self.root == "testsuites" and elem.getparent() is not None
         inherited = self.suite_files[-1] if self.suite_files else None
         self.suite_files.append(elem.get("file") or inherited)
-        parent = elem.getparent()
-        if parent is not None and parent.getparent() is None and self.root == "testsuites":
+        if top_level:
             declared = parse_int(elem.get("tests"))
             if declared is not None:
                 self.declared_by_suites = (self.declared_by_suites or 0) + declared
