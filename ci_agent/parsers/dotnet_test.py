@@ -17,29 +17,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from enum import Enum, auto
 
 from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
+from ci_agent.parsers.dotnet_test_lines import (
+    FRAME_RE,
+    MAX_BLOCK_LINES,
+    MAX_LINE_KEPT,
+    MTP_WORDS,
+    VS_SUMMARY_RE,
+    Pending,
+    frames,
+    indent_of,
+    is_vs_boundary,
+    join_lines,
+    mtp_case,
+    mtp_result,
+    parse_duration,
+    tl_case,
+    vs_banner,
+    vs_result,
+    xunit_case,
+)
 
-MAX_BLOCK_LINES = 400  # body lines kept per failure (message + stack + output)
-MAX_LINE_KEPT = 4096
 MAX_FAILURES = 100_000
 MAX_RUN_ERRORS = 100
 SNIFF_LINES = 2000
 
-_DUR = r"(?:<\s*)?\d+(?:[.,]\d+)?\s*(?:ms|s|m|h)(?:\s+\d+(?:[.,]\d+)?\s*(?:ms|s|m|h))*"
-_DUR_RE = re.compile(_DUR)
-# Result words of the VSTest console logger; `X`/`√` are 16.x's markers. Parsed by hand, not by a
-# regex, because a lazy name followed by `\s+\[` is quadratic on hostile whitespace runs.
-_VS_WORDS = ("Failed", "X", "Passed", "Skipped", "√", "!")
-# Resource `TestRunSummary` in any language: a word ending in `!`, a dash, then four `label: n`
-# pairs in resource order (failed, passed, skipped, total). Quotes: pasted into prose.
-_VS_SUMMARY_RE = re.compile(
-    r"(?:^|[\s\"'])\w[^!\n]{0,40}!\s*[-–—]\s*"
-    r"[^:,]{1,40}:\s*(\d+)\s*[,，]\s*[^:,]{1,40}:\s*(\d+)\s*[,，]\s*"
-    r"[^:,]{1,40}:\s*(\d+)\s*[,，]\s*[^:,]{1,40}:\s*(\d+)"
-)
 _VS_OLD_TOTAL_RE = re.compile(r"^\s*Total tests:\s*(\d+)\s*$")
 _VS_OLD_PART_RE = re.compile(r"^\s*(Passed|Failed|Skipped)\s*:\s*(\d+)\s*$")
 _XUNIT_FAIL_RE = re.compile(r"^\[xUnit\.net [\d:.]+\](?P<indent>\s+)(?P<name>\S.*?) \[FAIL\]\s*$")
@@ -48,9 +52,6 @@ _TL_ERROR_RE = re.compile(
     r"^(?P<indent>\s*+)(?:(?P<file>\S.*?)\((?P<line>\d+)(?:[,-]\d+)*\)\s*:\s*)?"
     r"error (?:TESTERROR|VSTEST1)\s*:\s?(?P<rest>.*)$"
 )
-_TL_NAME_RE = re.compile(rf"^(?P<name>.+?) \((?P<dur>{_DUR})\):\s*(?P<rest>.*)$")
-_MTP_WORDS = ("failed ", "timed out ", "cancelled ", "canceled ", "skipped ", "passed ")
-_MTP_FROM_RE = re.compile(r"^\s*from \S.*\([^()|]*\|[^()]*\)\s*$")
 _MTP_ASSEMBLY_RE = re.compile(  # `<dll> (net8.0|x64) failed with 1 error(s) (..)` and its siblings
     r"^\s*\S.*\([^()|]+\|[^()]+\) (?:failed|passed|Zero tests|skipped|abort|cancel)"
 )
@@ -58,9 +59,6 @@ _MTP_STOP = ("Running tests from ", "Test run summary:", "Exit code:", "Test run
              "Test run aborted")
 _SUMMARY_KEY_RE = re.compile(r"\b(total|failed|succeeded|skipped):\s*(\d+)")
 _NUMBER_PAIR_RE = re.compile(r"[^\W\d_][^:;,]{0,40}:\s*(\d+)")
-_FRAME_RE = re.compile(r"^\s*(?:at |--- |\d+\)\s+at )")
-_DURATION_PART_RE = re.compile(r"(\d+(?:[.,]\d+)?)\s*(ms|s|m|h)\b")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _EXIT_CODE_RE = re.compile(r"Test run completed with non-success exit code: (\d+)")
 _RUN_ERROR_STARTS = ("The active test run was aborted", "Test Run Aborted", "Test host process crashed",
                      "No test is available in", "Test run aborted")
@@ -88,190 +86,11 @@ class _Mode(Enum):
     OLD_SUMMARY = auto()
 
 
-@dataclass(slots=True)
-class _Pending:
-    """The one failure being read."""
-
-    name: str
-    outcome: Outcome = Outcome.FAILED
-    duration_s: float | None = None
-    file: str | None = None
-    line: int | None = None
-    indent: int = 0
-    lines: list[str] = field(default_factory=list)  # raw body (TL / MTP / xUnit)
-    message: list[str] = field(default_factory=list)  # VSTest sections
-    stack: list[str] = field(default_factory=list)
-    stdout: list[str] = field(default_factory=list)
-    kept: int = 0
-    dropped: int = 0
-
-    def keep(self, target: list[str], line: str) -> None:
-        if self.kept < MAX_BLOCK_LINES:
-            self.kept += 1
-            target.append(line[:MAX_LINE_KEPT])
-        else:
-            self.dropped += 1
-
-
-def parse_duration(text: str | None) -> float | None:
-    """`39 ms`, `< 1 ms`, `6s 764ms`, `1m 45s 448ms`, `0,8s` -> seconds; None if unreadable."""
-    if not text or len(text) > 40:
-        return None
-    if text.lstrip().startswith("<"):
-        return 0.0
-    parts = _DURATION_PART_RE.findall(text)
-    if not parts:
-        return None
-    return round(sum(float(num.replace(",", ".")) * _UNIT_SECONDS[unit] for num, unit in parts), 6)
-
-
-def vs_result(line: str) -> tuple[str, str, str] | None:
-    """`  Failed <name> [<dur>]` -> (word, name, dur); the duration is the last `[..]` group."""
-    text = line.rstrip()
-    if not text.endswith("]") or _indent(text) > 4:
-        return None
-    open_at = text.rfind("[")
-    dur = text[open_at + 1:-1].strip()
-    if open_at < 0 or len(dur) > 40 or not _DUR_RE.fullmatch(dur):
-        return None
-    word, _, name = text[:open_at].strip().partition(" ")
-    name = name.strip()
-    return (word, name, dur) if word in _VS_WORDS and name else None
-
-
-def mtp_result(line: str, mtp_seen: bool = False) -> tuple[int, str, str, str | None] | None:
-    """`failed <name> (<dur>)` -> (indent, word, name, dur).
-
-    Newer MTP may omit the duration; a `failed <text>` line without one is only taken once the log
-    showed MTP output (`Running tests from`), since `failed to ...` is common prose.
-    """
-    text = line.rstrip()
-    stripped = text.lstrip()
-    word = next((w for w in _MTP_WORDS if stripped.startswith(w)), None)
-    if word is None:
-        return None
-    name, dur = stripped[len(word):].strip(), None
-    if word == "failed " and name.startswith("(") and ") " in name[:14]:  # `failed (canceled) X`
-        qualifier, _, name = name.partition(") ")
-        word = f"failed {qualifier})"
-    if name.endswith(")") and " (" in name:
-        cut = name.rindex(" (")
-        if len(name) - cut < 44 and _DUR_RE.fullmatch(name[cut + 2:-1]):
-            name, dur = name[:cut].rstrip(), name[cut + 2:-1]
-    if not name or (dur is None and word != "skipped " and not mtp_seen):
-        return None
-    return len(text) - len(stripped), word.strip(), name, dur
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
-def _join(lines: list[str]) -> str | None:
-    start, end = 0, len(lines)
-    while start < end and not lines[start].strip():
-        start += 1
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    return "\n".join(lines[start:end]) if end > start else None
-
-
-def _frames(lines: list[str]) -> str | None:
-    """Stack text without the printer's indentation (it carries no meaning)."""
-    return _join([x.strip() for x in lines])
-
-
-def _dedent(lines: list[str]) -> list[str]:
-    widths = [_indent(x) for x in lines if x.strip()]
-    cut = min(widths) if widths else 0
-    return [x[cut:] for x in lines]
-
-
-def _tl_case(p: _Pending) -> TestCase:
-    """Body of `error TESTERROR:`: `Name (dur):[ Error Message: m]`, message lines, `Stack Trace:`."""
-    body, name, rest, dur, at = p.lines, "", "", None, -1
-    joined = ""
-    for i in range(min(3, len(body))):  # the terminal may have wrapped a long name
-        joined += body[i].strip()
-        m = _TL_NAME_RE.match(joined)
-        if m:
-            name, rest, dur, at = m.group("name"), m.group("rest"), m.group("dur"), i
-            break
-    if not name:
-        name = f"(unnamed test failure at {p.file}({p.line}))" if p.file else "(unnamed test failure)"
-    message: list[str] = []
-    stack: list[str] = []
-    msg_indent = _indent(body[at]) if at >= 0 else 0
-    if rest.startswith("Error Message:"):
-        rest = rest[len("Error Message:"):].strip()
-    if rest:
-        message.append(rest)
-    target = message
-    for raw in body[at + 1:]:
-        text = raw.strip()
-        if text == "Stack Trace:":
-            target = stack
-        elif target is message and text.startswith("Error Message:"):
-            msg_indent = _indent(raw)
-            if text[len("Error Message:"):].strip():
-                message.append(text[len("Error Message:"):].strip())
-        elif target is message:
-            message.append(raw[msg_indent:] if _indent(raw) >= msg_indent else raw.lstrip())
-        else:
-            stack.append(raw)
-    return TestCase(name, p.outcome, message=_join(message), stack=_frames(stack), file=p.file,
-                    line=p.line, duration_s=parse_duration(dur))
-
-
-def _mtp_case(p: _Pending) -> TestCase:
-    before: list[str] = []
-    after: list[str] = []
-    stack: list[str] = []
-    seen_from = False
-    for raw in p.lines:
-        if not stack and raw.strip() == "Stack Trace:":  # banner of newer reporters
-            stack.append("")
-        elif stack or _FRAME_RE.match(raw):
-            stack.append(raw)
-        elif not seen_from and _MTP_FROM_RE.match(raw):
-            seen_from = True
-        else:
-            (after if seen_from else before).append(raw)
-    # Newer MTP prints the message before *and* after `from <dll>`; the copy after is indented whole.
-    message = after if seen_from and any(x.strip() for x in after) else before + after
-    return TestCase(p.name, p.outcome, message=_join(_dedent(message)), stack=_frames(stack),
-                    duration_s=p.duration_s)
-
-
-def _xunit_case(p: _Pending) -> TestCase:
-    split = next((i for i, x in enumerate(p.lines) if x.strip() == "Stack Trace:"), len(p.lines))
-    return TestCase(p.name, p.outcome, message=_join(_dedent(p.lines[:split])),
-                    stack=_frames(p.lines[split + 1:]))
-
-
-def _vs_banner(line: str) -> str | None:
-    """`  Error Message:` / `  Stack Trace:` / `  Standard Output Messages:` -> the banner, else None."""
-    text = line.strip()
-    if text in ("Error Message:", "Stack Trace:") or (text.endswith(" Messages:") and len(text) < 48):
-        return text if _indent(line) <= 4 else None
-    return None
-
-
-def _is_vs_boundary(line: str) -> bool:
-    """A line that ends the VSTest failure block being read: the next event."""
-    if line.startswith(("[xUnit.net ", "Results File:", "Test Run ", "Test run for ", "A total of ",
-                        "Starting test execution", "VSTest version", "Total tests:")):
-        return True
-    if line.endswith("]") and vs_result(line):
-        return True
-    return "!" in line and _VS_SUMMARY_RE.search(line) is not None
-
-
 class DotnetTestConsumer:
     def __init__(self, source: str) -> None:
         self.source = source
         self._mode = _Mode.IDLE
-        self._pending: _Pending | None = None
+        self._pending: Pending | None = None
         self._failures: list[TestCase] = []
         self._seen: set[tuple[str, str, str | None, str | None]] = set()
         self._names: set[str] = set()
@@ -298,13 +117,13 @@ class DotnetTestConsumer:
             if head.startswith(("Failed ", "X ")):
                 result = vs_result(line)
                 if result and result[0] in ("Failed", "X"):
-                    self._start(_Pending(result[1], duration_s=parse_duration(result[2])), _Mode.VS_HEAD)
+                    self._start(Pending(result[1], duration_s=parse_duration(result[2])), _Mode.VS_HEAD)
                     return
         elif c0 == "T":
             if self._t_line(line, head):
                 return
         elif c0 in "ftcsp":
-            mtp = mtp_result(line, self._mtp_seen) if head.startswith(_MTP_WORDS) else None
+            mtp = mtp_result(line, self._mtp_seen) if head.startswith(MTP_WORDS) else None
             if mtp:
                 self._start_mtp(*mtp)
                 return
@@ -312,7 +131,7 @@ class DotnetTestConsumer:
             if line.endswith("[FAIL]") and head.startswith("[xUnit.net "):
                 m = _XUNIT_FAIL_RE.match(line)
                 if m:
-                    self._start(_Pending(m.group("name"), indent=len(m.group("indent"))), _Mode.XUNIT_BODY)
+                    self._start(Pending(m.group("name"), indent=len(m.group("indent"))), _Mode.XUNIT_BODY)
                     return
         elif c0 == "R" and head.startswith("Running tests from "):
             self._end_block()
@@ -369,7 +188,7 @@ class DotnetTestConsumer:
         return True
 
     def _vs_summary(self, line: str) -> bool:
-        m = _VS_SUMMARY_RE.search(line)
+        m = VS_SUMMARY_RE.search(line)
         if m is None:
             return False
         self._end_block()
@@ -388,13 +207,13 @@ class DotnetTestConsumer:
             self._add_counts(TestCounts(numbers[0], numbers[2], numbers[1], numbers[3]))
 
     # -- open blocks ------------------------------------------------------------------------------
-    def _start(self, pending: _Pending, mode: _Mode) -> None:
+    def _start(self, pending: Pending, mode: _Mode) -> None:
         self._end_block()
         self._pending, self._mode = pending, mode
 
     def _start_tl(self, m: re.Match[str]) -> None:
         line_no = m.group("line")
-        pending = _Pending("", file=m.group("file"), line=int(line_no) if line_no else None,
+        pending = Pending("", file=m.group("file"), line=int(line_no) if line_no else None,
                            indent=len(m.group("indent")))
         self._start(pending, _Mode.TL_BODY)
         rest = m.group("rest").strip()
@@ -407,7 +226,7 @@ class DotnetTestConsumer:
         if word in ("skipped", "passed"):  # counted by the summary, not kept
             self._end_block()
             return
-        self._start(_Pending(name, outcome=_MTP_OUTCOMES.get(word, Outcome.FAILED),
+        self._start(Pending(name, outcome=_MTP_OUTCOMES.get(word, Outcome.FAILED),
                              duration_s=parse_duration(dur), indent=indent), _Mode.MTP_BODY)
 
     def _continue(self, line: str) -> bool:
@@ -423,7 +242,7 @@ class DotnetTestConsumer:
         elif p is None:
             pass
         elif mode is _Mode.TL_BODY:
-            if not line.strip() or _indent(line) > p.indent:
+            if not line.strip() or indent_of(line) > p.indent:
                 p.keep(p.lines, line)
                 return True
         elif mode is _Mode.MTP_BODY:
@@ -432,7 +251,7 @@ class DotnetTestConsumer:
                 return True
         elif mode is _Mode.XUNIT_BODY:
             m = _XUNIT_LINE_RE.match(line)
-            if m and _indent(m.group("rest")) > p.indent and not line.endswith("[FAIL]"):
+            if m and indent_of(m.group("rest")) > p.indent and not line.endswith("[FAIL]"):
                 p.keep(p.lines, m.group("rest"))
                 return True
         else:
@@ -440,9 +259,9 @@ class DotnetTestConsumer:
         self._end_block()
         return False
 
-    def _vs_line(self, line: str, p: _Pending) -> bool:
+    def _vs_line(self, line: str, p: Pending) -> bool:
         mode = self._mode
-        banner = _vs_banner(line) if line.endswith(":") else None
+        banner = vs_banner(line) if line.endswith(":") else None
         if banner is not None:
             if banner == "Error Message:" and mode is _Mode.VS_HEAD:
                 self._mode = _Mode.VS_MSG
@@ -454,10 +273,10 @@ class DotnetTestConsumer:
                 self._mode = _Mode.VS_OUT
                 return True
         if mode is _Mode.VS_STACK:
-            if not line.strip() or line.startswith(("   ", "---", "\t")) or _FRAME_RE.match(line):
+            if not line.strip() or line.startswith(("   ", "---", "\t")) or FRAME_RE.match(line):
                 p.keep(p.stack, line)
                 return True
-        elif not _is_vs_boundary(line) and (mode is not _Mode.VS_HEAD or not line.strip()):
+        elif not is_vs_boundary(line) and (mode is not _Mode.VS_HEAD or not line.strip()):
             if mode is _Mode.VS_MSG:  # VSTest indents only the first message line; the rest is as written
                 p.keep(p.message, line[3:] if not p.message and line.startswith("   ") else line)
             elif mode is _Mode.VS_OUT:
@@ -470,8 +289,8 @@ class DotnetTestConsumer:
         stripped = line.lstrip()
         if stripped.startswith(_MTP_STOP):
             return False
-        if stripped and _indent(line) <= indent:
-            if stripped.startswith(_MTP_WORDS) and mtp_result(line, self._mtp_seen):
+        if stripped and indent_of(line) <= indent:
+            if stripped.startswith(MTP_WORDS) and mtp_result(line, self._mtp_seen):
                 return False
             if line.endswith(")") and _MTP_ASSEMBLY_RE.match(line):
                 return False
@@ -507,15 +326,15 @@ class DotnetTestConsumer:
             return
         self._truncated += p.dropped > 0
         if mode is _Mode.TL_BODY:
-            self._add(_tl_case(p))
+            self._add(tl_case(p))
         elif mode is _Mode.MTP_BODY:
-            self._add(_mtp_case(p))
+            self._add(mtp_case(p))
         elif mode is _Mode.XUNIT_BODY:
             if len(self._xunit_only) < MAX_FAILURES:
-                self._xunit_only.append(_xunit_case(p))
+                self._xunit_only.append(xunit_case(p))
         else:
-            self._add(TestCase(p.name, p.outcome, message=_join(p.message), stack=_frames(p.stack),
-                               duration_s=p.duration_s, stdout=_join(p.stdout)))
+            self._add(TestCase(p.name, p.outcome, message=join_lines(p.message), stack=frames(p.stack),
+                               duration_s=p.duration_s, stdout=join_lines(p.stdout)))
 
     def _add_counts(self, counts: TestCounts) -> None:
         self._counts = counts if self._counts is None else self._counts + counts
@@ -541,7 +360,7 @@ class DotnetTestParser:
     description = "dotnet test console output (VSTest, terminal logger, Microsoft.Testing.Platform)"
 
     def sniff(self, head: Sequence[str]) -> bool:
-        return any(_SNIFF_RE.search(line) or ("!" in line and _VS_SUMMARY_RE.search(line))
+        return any(_SNIFF_RE.search(line) or ("!" in line and VS_SUMMARY_RE.search(line))
                    for line in head[:SNIFF_LINES])
 
     def consumer(self, source: str) -> DotnetTestConsumer:

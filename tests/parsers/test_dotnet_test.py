@@ -18,7 +18,8 @@ import pytest
 from ci_agent.envelope import HEAD_BYTES, iter_log_lines
 from ci_agent.model import Outcome, ParseResult, TestCounts
 from ci_agent.parsers import dotnet_test, parse_path, parse_stream, sniff
-from ci_agent.parsers.dotnet_test import PARSER, mtp_result, parse_duration, vs_result
+from ci_agent.parsers.dotnet_test import PARSER
+from ci_agent.parsers.dotnet_test_lines import MAX_BLOCK_LINES, mtp_result, parse_duration, vs_result
 from tests.conftest import LOCAL_FIXTURES, shared_fixture
 
 FIXTURES = LOCAL_FIXTURES / "dotnet_test"
@@ -308,7 +309,7 @@ def test_failure_cap_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_endless_message_is_capped() -> None:
     result = feed("  Failed Ns.C.Big [1 ms]", "  Error Message:", *(f"line {i}" for i in range(50_000)))
     message = result.failures[0].message
-    assert message is not None and len(message.splitlines()) == dotnet_test.MAX_BLOCK_LINES
+    assert message is not None and len(message.splitlines()) == MAX_BLOCK_LINES
     assert any("cut at" in n for n in result.notes)
 
 
