@@ -300,9 +300,11 @@ class PytestConsumer:
             return False
         file, lineno = tb.frames[-1]
         self._printed += 1
+        # Like a compiler diagnostic: the exception type is the code, its text the message.
+        exc_type = exc["type"].rsplit(".", 1)[-1]
         diag = Diagnostic(
-            severity=Severity.ERROR, message=line.strip()[:MAX_LINE_CHARS], file=file, line=lineno,
-            code=exc["type"].rsplit(".", 1)[-1], origin="python", detail="\n".join(tb.text) or None,
+            severity=Severity.ERROR, message=(exc["msg"] or exc_type)[:MAX_LINE_CHARS], file=file,
+            line=lineno, code=exc_type, origin="python", detail="\n".join(tb.text) or None,
         )
         if len(self._diagnostics) < MAX_FAILURES:
             self._diagnostics.setdefault(diag, None)

@@ -112,7 +112,7 @@ def test_bare_python_traceback_is_an_error_at_its_last_frame() -> None:
     (diag,) = result.diagnostics
     assert diag.severity is Severity.ERROR
     assert (diag.file, diag.line) == ("/work/main/tests/fixtures/pytest_console/sample/crash.py", 7)
-    assert (diag.code, diag.message, diag.origin) == ("KeyError", "KeyError: 'timeout'", "python")
+    assert (diag.code, diag.message, diag.origin) == ("KeyError", "'timeout'", "python")
     assert diag.detail is not None and diag.detail.count('File "') == 3
     assert result.failures == [] and result.counts is None
 
@@ -189,6 +189,27 @@ def test_many_separators_in_a_summary_line_are_tried_a_bounded_number_of_times()
     consumer.feed("FAILED tests/a.py::t[" + " - " * 50_000)
     (case,) = consumer.finish().failures
     assert case.name == "tests/a.py::t["  # unbalanced brackets: falls back to the first separator
+
+
+def test_chained_tracebacks_give_one_error_each_and_bare_exception_names_work() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "app/a.py", line 3, in load\n'
+        "    open(path)\n"
+        "FileNotFoundError: [Errno 2] No such file or directory: 'x'\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "app/b.py", line 9, in main\n'
+        "    load()\n"
+        "KeyboardInterrupt\n"
+    )
+    result = parse_text(text)
+    assert [(d.file, d.line, d.code, d.message) for d in result.diagnostics] == [
+        ("app/a.py", 3, "FileNotFoundError", "[Errno 2] No such file or directory: 'x'"),
+        ("app/b.py", 9, "KeyboardInterrupt", "KeyboardInterrupt"),
+    ]
 
 
 def test_a_traceback_cut_by_the_end_of_the_log_gives_nothing_and_no_crash() -> None:
