@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ci_agent import proc
 
+_NOT_A_ROOT = frozenset({"users", "home", "documents and settings", "tmp", "var", "opt", "mnt"})
 _SOLUTION_SUFFIXES = (".sln", ".slnx", ".slnf")
 _WIN_ABS_RE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
 # Reproducible builds map the source root to `/_/`; `~/` shows up in some runners' traces.
@@ -212,6 +213,8 @@ def infer_repo_root(files: Iterable[str], projects: Iterable[str] = ()) -> str |
         if (len(parts) > 2 and _fold(_join_parts(parts, windows), windows) in folded_projects
                 and parts[-1].casefold().startswith(parts[-2].casefold())):
             parts = parts[:-1]
+    if len(parts) < 2 or (len(parts) == 2 and parts[1].casefold() in _NOT_A_ROOT):
+        return None  # paths from unrelated machines or folders: no common checkout to speak of
     root = _join_parts(parts, windows)
     return _git_dir_above(root) or root
 

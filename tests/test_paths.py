@@ -219,3 +219,9 @@ def test_infer_root_from_a_solution_marker() -> None:
     # A solution that is not above every path is no evidence.
     assert infer_repo_root([r"C:\q\X\x.cs"], [r"C:\q\X\X.csproj", r"C:\other\O.sln"]) == "C:\\q\\X"
     assert infer_repo_root([], [r"D:\w\All.sln"]) == "D:\\w"
+
+
+def test_no_root_is_inferred_from_unrelated_paths() -> None:
+    assert infer_repo_root(["/Users/a/x/A.cs", "/home/runner/y/B.cs"]) is None
+    assert infer_repo_root(["/home/a/A.cs", "/home/b/B.cs"]) is None
+    assert infer_repo_root([r"C:\a\A.cs", r"C:\b\B.cs"]) is None

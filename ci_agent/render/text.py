@@ -43,6 +43,12 @@ def summary_line(report: Report) -> str:
     return ", ".join(parts)
 
 
+def failure_count(report: Report) -> str:
+    """`7`, or `486 unique of 682` when identical failures (same test, same failure) were folded."""
+    n = len(report.failures)
+    return str(n) if report.counts.failed in (0, n) else f"{n} unique of {report.counts.failed}"
+
+
 def location(diag: ReportDiagnostic) -> str:
     """MSBuild-style origin: `file(line,col)`, `file`, or the tool origin."""
     if diag.file is None:
@@ -127,7 +133,7 @@ def group_failures(failures: Sequence[ReportFailure]) -> list[list[ReportFailure
 def _llm_failures(report: Report) -> Section:
     groups = group_failures(report.failures)
     items = [_llm_failure(group[0], [f.name for f in group[1:]]) for group in groups]
-    return Section(f"\nFAILED TESTS ({len(report.failures)})\n", items, "failed tests",
+    return Section(f"\nFAILED TESTS ({failure_count(report)})\n", items, "failed tests",
                    [len(group) for group in groups])
 
 
@@ -185,7 +191,7 @@ def render_markdown(report: Report, max_bytes: int = DEFAULT_MARKDOWN_BYTES) -> 
         Section("\n### Run errors\n\n", [f"- {md_code(e.source)}: {md_text(e.message)}\n"
                                          for e in report.run_errors], "run errors"),
         _md_diagnostics(report, Severity.ERROR),
-        Section(f"\n### Failed tests ({len(report.failures)})\n\n",
+        Section(f"\n### Failed tests ({failure_count(report)})\n\n",
                 [_md_failure(f) for f in report.failures], "failed tests"),
         _md_diagnostics(report, Severity.WARNING),
         _md_diagnostics(report, Severity.INFO),
