@@ -218,8 +218,8 @@ def test_annotation_properties_for_in_repo_and_sdk_files() -> None:
     out = render_github(Report((), (_diag(7), sdk), TestCounts(), (), (), 0, 2))
     first, second = out.splitlines()
     assert first.startswith("::error file=src/F7.cs,line=7,col=3,title=error CS1007::")
-    assert second.startswith("::warning title=warning MSB3026::C%3A") is False
-    assert second.startswith("::warning title=warning MSB3026::C:\\Program Files")
+    # pinned to the in-repo project; the SDK location is told in the message, unescaped there
+    assert second.startswith("::warning file=App\\App.csproj,title=warning MSB3026::C:\\Program Files")
 
 
 # --------------------------------------------------------------------------- codequality
@@ -232,6 +232,10 @@ def test_codequality_issues() -> None:
     assert [i["severity"] for i in issues] == ["critical", "minor", "critical"]
     assert issues[0]["location"] == {"path": "src/F1.cs", "lines": {"begin": 1}}
     assert issues[2]["location"] == {"path": "MSBUILD", "lines": {"begin": 1}}
+    sdk = ReportDiagnostic(Severity.ERROR, r"C:\Program Files\dotnet\sdk\x.targets", 5381, 5, "MSB3027",
+                           "Could not copy", "App/App.csproj", None, False)
+    issue = json.loads(render_codequality(Report((), (sdk,), TestCounts(), (), (), 0, 1)))[0]
+    assert issue["location"] == {"path": "App/App.csproj", "lines": {"begin": 1}}  # not the .targets line
     assert len({i["fingerprint"] for i in issues}) == 3
     again = json.loads(render_codequality(report))
     assert [i["fingerprint"] for i in again] == [i["fingerprint"] for i in issues]

@@ -8,7 +8,8 @@ Severity mapping (GitLab knows blocker, critical, major, minor, info):
 and identical for the same finding in two pipelines, which is how GitLab diffs reports.
 `location.path` is the repo-relative file. A diagnostic without an in-repo file is still
 reported (GitLab shows it in the widget, without a source link) at the best path we have: its
-in-repo project, else the path or tool origin as printed; `lines.begin` is 1 when unknown.
+in-repo project (line 1), else the path or tool origin as printed; `lines.begin` is 1 when
+unknown.
 Failed tests are not code-quality findings; they go to `--output junit`.
 """
 
@@ -51,6 +52,9 @@ def issue(diag: ReportDiagnostic) -> dict[str, Any]:
 
 
 def _begin(diag: ReportDiagnostic) -> int:
+    """The line in `best_path`: the diagnostic's own line only when the path is its own file."""
+    if best_path(diag) != diag.file:
+        return 1
     return diag.line if diag.line and diag.line > 0 else 1
 
 

@@ -49,9 +49,11 @@ def _diagnostic_command(diag: ReportDiagnostic) -> str:
     title = " ".join(p for p in (diag.severity.value, diag.code) if p)
     if diag.in_repo and diag.file:
         return command(kind, message, file=diag.file, line=diag.line, col=diag.column, title=title)
-    # Outside the repo (SDK targets, NuGet cache) GitHub cannot link a file: say where instead.
+    # Outside the repo (SDK targets, NuGet cache) GitHub cannot link that file: say where in the
+    # message, and pin the annotation to the in-repo project file when there is one.
     where = location(diag) + (f" [{diag.project}]" if diag.project else "")
-    return command(kind, f"{where}: {message}", title=title)
+    project = diag.project if diag.project and not is_absolute(diag.project) else None
+    return command(kind, f"{where}: {message}", file=project, title=title)
 
 
 def _failure_command(failure: ReportFailure) -> str:
