@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     distill.add_argument("--output", "-o", choices=OUTPUT_FORMATS, default="llm",
                          help="what to print (default: llm, the text the model reads)")
     distill.add_argument("--max-bytes", type=int, default=None, metavar="N",
-                         help="byte budget of the llm/markdown rendering (default from config: 8000)")
+                         help="byte budget of the llm text (default 8000) and of the markdown summary "
+                         "(default 65536, at most 1 MiB); the json report is never cut")
     from ci_agent.commands.patch import register as register_patch
 
     register_patch(verbs)
