@@ -120,6 +120,15 @@ EXPECTED: dict[str, list[Row]] = {
         (E, LINT_ME, 2, 13, "F401", "`json` imported but unused"),
         (E, LINT_ME, 7, 16, "F821", "Undefined name `undefined_name`"),
     ],
+    "flake8.log": [
+        (E, LINT_ME, 1, 1, "F401", "'os' imported but unused"),
+        (E, LINT_ME, 2, 1, "F401", "'sys' imported but unused"),
+        (E, LINT_ME, 2, 1, "F401", "'json' imported but unused"),
+        (E, LINT_ME, 2, 11, "E401", "multiple imports on one line"),
+        (E, LINT_ME, 6, 14, "E711", "comparison to None should be 'if cond is None:'"),
+        (E, LINT_ME, 7, 16, "F821", "undefined name 'undefined_name'"),
+        (E, LINT_ME, 8, 5, "E741", "ambiguous variable name 'l'"),
+    ],
     "tsc-pretty-false.log": TSC,
     "tsc-pretty-true.log": TSC,
 }
