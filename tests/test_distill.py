@@ -178,3 +178,19 @@ def test_nuget_restore_log_keeps_every_unique_diagnostic() -> None:
     errors = [d for d in report.diagnostics if d.severity is Severity.ERROR]
     assert len(errors) == expected["unique_error_count"]
     assert len(report.diagnostics) - len(errors) == expected["unique_warning_count"]
+
+
+def test_trx_failure_locations_agree_with_dornys_snapshot() -> None:
+    # dorny/test-reporter locates a .NET failure at the first stack frame whose file is tracked
+    # in the repo; we take the first frame inside the (inferred) repo root. Same idea, same answer.
+    import re
+
+    snap = shared_fixture("dorny/__snapshots__/dotnet-trx.test.ts.snap").read_text(encoding="utf-8")
+    first_report = snap.split("exports[`")[1]
+    expected = {(path, int(line)) for line, path in
+                re.findall(r'"line": (\d+),\n(?:.*\n)*?\s+"path": "([^"]+)"', first_report)}
+    trx = shared_fixture("dorny/fixtures/dotnet-trx.trx")
+    result = parse_path(trx)
+    inputs = [_input(result, str(trx))]
+    report = distill(inputs, resolve_root(inputs, None, None))
+    assert expected and {(f.file, f.line) for f in report.failures} == expected
