@@ -19,6 +19,13 @@ from lxml import etree
 
 from ci_agent.model import Outcome, ParseResult, TestCase
 from ci_agent.parsers import parse_path, parse_stream
+from ci_agent.parsers.trx_fields import (
+    OUTCOMES,
+    first_frame_location,
+    map_outcome,
+    parse_duration,
+    qualified_name,
+)
 from tests.conftest import SHARED_FIXTURES, shared_fixture
 
 ALL_TRX = sorted(SHARED_FIXTURES.rglob("*.trx"))
@@ -572,3 +579,56 @@ def test_not_a_test_run_root_is_a_run_error() -> None:
     import io
     result = parse_stream(io.BytesIO(b"<NotTrx/>"), "x.trx", forced="trx")
     assert [e.message for e in result.run_errors] == ["root element <NotTrx> is not a TRX <TestRun>"]
+
+
+def test_data_driven_parent_without_rows_is_itself_a_leaf() -> None:
+    result = fixture(f"{MSTEST_PLUGIN}DataDriven-no-tests-found.trx")
+    assert result.counts is not None and (result.counts.total, result.counts.failed) == (2, 1)
+    (failure,) = result.failures
+    assert failure.name == "TestCreatesError"
+    assert (failure.message or "").startswith("The unit test adapter failed to connect to the data source")
+
+
+# --- field rules (trx_fields) -----------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("00:00:18", 18.0), ("00:00:01.2345678", 1.2345678), ("01:02:03", 3723.0),
+    ("1.02:03:04.5", 93784.5), ("00:00:00", 0.0), (None, None), ("", None), ("soon", None),
+])
+def test_parse_duration(text: str | None, seconds: float | None) -> None:
+    assert parse_duration(text) == (pytest.approx(seconds) if seconds is not None else None)
+
+
+@pytest.mark.parametrize(("stack", "where"), [
+    ("   at A.B() in /_/src/App/X.cs:line 19\n   at C.D() in /_/src/Y.cs:line 2", ("/_/src/App/X.cs", 19)),
+    ("   en A.B() en E:\\TMC\\Prueba\\T.cs:línea 199", ("E:\\TMC\\Prueba\\T.cs", 199)),
+    ("   bei A.B() in C:\\src\\Mein Projekt\\T.cs:Zeile 42\r\n", ("C:\\src\\Mein Projekt\\T.cs", 42)),
+    ("   à A.B() dans C:\\src\\T.cs:ligne 7", ("C:\\src\\T.cs", 7)),
+    ("   in A.B() in ~/work/T.cs:riga 3", ("~/work/T.cs", 3)),
+    ("   場所 A.B() 場所 C:\\src\\T.cs:行 12", ("C:\\src\\T.cs", 12)),
+    ("   at System.RuntimeMethodHandle.InvokeMethod(Object target)\n   at A.B() in /home/u/T.cs:line 5",
+     ("/home/u/T.cs", 5)),
+    ("   at System.Threading.Tasks.Task.Wait()", (None, None)),
+    (None, (None, None)),
+])
+def test_first_frame_location_in_any_language(
+    stack: str | None, where: tuple[str | None, int | None]
+) -> None:
+    assert first_frame_location(stack) == where
+
+
+def test_outcome_table_is_the_fourteen_xsd_values() -> None:
+    assert set(OUTCOMES) == {
+        "Error", "Failed", "Timeout", "Aborted", "Inconclusive", "PassedButRunAborted", "NotRunnable",
+        "NotExecuted", "Disconnected", "Warning", "Passed", "Completed", "InProgress", "Pending",
+    }
+    assert map_outcome(None) is Outcome.ERROR
+    assert map_outcome("passed") is Outcome.ERROR  # the enum is case-sensitive; unknown is never a pass
+
+
+@pytest.mark.parametrize(("classname", "name", "full"), [
+    ("Ns.C", "M", "Ns.C.M"), ("Ns.C", "Ns.C.M(x: 1)", "Ns.C.M(x: 1)"),
+    ("Ns.C", "Custom Name", "Ns.C.Custom Name"), (None, "[Cleanup Failure]", "[Cleanup Failure]"),
+])
+def test_qualified_name(classname: str | None, name: str, full: str) -> None:
+    assert qualified_name(classname, name) == full
