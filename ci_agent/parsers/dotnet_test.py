@@ -69,7 +69,9 @@ _MTP_OUTCOMES = {"timed out": Outcome.TIMEOUT, "cancelled": Outcome.ABORTED, "ca
 _SNIFF_RE = re.compile(
     r"^Test run for |Starting test execution|A total of \d+ test files? matched|^VSTest version|"
     r"Microsoft \(R\) Test Execution|^Running tests from |^\s*Test (?:run )?summary:|^NUnit Adapter |"
-    r"error (?:TESTERROR|VSTEST1)|^\s*(?:Passed|Failed)!\s+-|^\[xUnit\.net |^\s*Total tests: \d"
+    r"error (?:TESTERROR|VSTEST1)|^\s*(?:Passed|Failed)!\s+-|^\[xUnit\.net |^\s*Total tests: \d|"
+    # A CI step header (`##[group]Run dotnet test ...`) precedes build output that may fill the head.
+    r"(?:^|\s)dotnet(?:\.exe)? test\b"
 )
 
 
@@ -105,8 +107,17 @@ class DotnetTestConsumer:
         self._truncated = 0
 
     def feed(self, line: str) -> None:
-        if self._mode is not _Mode.IDLE and self._continue(line):
-            return
+        mode = self._mode
+        if mode is not _Mode.IDLE:
+            p = self._pending
+            # Fast path for the bulk of a failure block: indented stack frames.
+            stack_line = mode is _Mode.VS_STACK and line.startswith("   ")
+            if stack_line and p is not None and p.kept < MAX_BLOCK_LINES:
+                p.kept += 1
+                p.stack.append(line[:MAX_LINE_KEPT])
+                return
+            if self._continue(line):
+                return
         head = line[:80].lstrip()
         if not head:
             return

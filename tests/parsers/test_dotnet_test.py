@@ -344,3 +344,9 @@ def test_mtp_canceled_and_duration_less_results() -> None:
         ("T.NoDuration", Outcome.FAILED, "Assert.Fail failed.", "at T.NoDuration() in /src/T.cs:12"),
     ]
     assert result.failures[0].duration_s == pytest.approx(30.001)
+
+
+def test_ci_step_running_dotnet_test_sniffs_before_any_test_output() -> None:
+    """GitHub Actions prints the step command first; the test output may start after the sniffed head."""
+    head = b"2026-09-21T10:00:00.0000000Z ##[group]Run dotnet test --no-build -c Release\n" + b"  A -> /src/A/bin/A.dll\n" * 3
+    assert "dotnet_test" in sniff(head).formats
