@@ -29,6 +29,7 @@ from ci_agent.paths import (
     dirname,
     is_absolute,
     is_framework_method,
+    is_vendored_path,
     is_windows_path,
     join_dir,
     parse_frame,
@@ -74,7 +75,7 @@ def printed_paths(inputs: Iterable[Input]) -> tuple[list[str], list[str]]:
             for line in (case.stack or "").splitlines():
                 frame = parse_frame(line, no_root)
                 if (frame is not None and frame.file and is_absolute(frame.file)
-                        and not is_framework_method(frame.method)):
+                        and not is_framework_method(frame.method) and not is_vendored_path(frame.file)):
                     files.append(frame.file)
     return files, projects
 

@@ -255,6 +255,12 @@ _DOTNET_FRAME_RE = re.compile(
 )
 _DOTNET_BARE_FRAME_RE = re.compile(r"^\s*(?P<at>[^\W\d]\w*)\s+(?P<method>[\w.`<>\[\],+$|]+\(.*\))\s*$")
 _JAVA_FRAME_RE = re.compile(r"^\s*at\s+(?P<method>[\w$.<>/]+)\((?P<file>[^():]+\.\w+):(?P<line>\d+)\)\s*$")
+# Node: `at fn (file:line:col)` or `at file:line:col`.
+_JS_FRAME_RE = re.compile(
+    r"^\s*at\s+(?:(?P<method>[^()]+?)\s+\()?(?P<file>(?:[A-Za-z]:)?[^():]+?):(?P<line>\d+):\d+\)?\s*$"
+)
+# Vendored or runtime code that can sit inside the checkout or look like a relative path.
+_VENDORED_RE = re.compile(r"(?:^|[\\/])node_modules[\\/]|^(?:node:|internal/)")
 _PY_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<method>.+))?\s*$')
 _PYTEST_FRAME_RE = re.compile(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+):\s*(?:in\s+(?P<method>\S+))?.*$")
 # Frames of test frameworks and the runtime are never the code under test, even with `/_/` paths.
@@ -276,7 +282,7 @@ class Frame:
 def parse_frame(line: str, paths: RepoPaths) -> Frame | None:
     """One stack-trace line as a Frame, or None when it is not a frame (banners, `---`)."""
     stripped = line.strip()
-    for regex in (_PY_FRAME_RE, _PYTEST_FRAME_RE, _JAVA_FRAME_RE, _DOTNET_FRAME_RE):
+    for regex in (_PY_FRAME_RE, _PYTEST_FRAME_RE, _JAVA_FRAME_RE, _JS_FRAME_RE, _DOTNET_FRAME_RE):
         m = regex.match(stripped)
         if m is None:
             continue
@@ -285,7 +291,7 @@ def parse_frame(line: str, paths: RepoPaths) -> Frame | None:
         if regex is _JAVA_FRAME_RE:  # a bare file name: which folder is unknown
             return Frame(stripped, method, printed, int(m.group("line")), False)
         located = paths.locate(printed)
-        in_repo = located.in_repo and not is_framework_method(method)
+        in_repo = located.in_repo and not is_framework_method(method) and not is_vendored_path(printed)
         text = stripped.replace(printed, located.path, 1) if located.in_repo else stripped
         file = located.path if located.in_repo else printed
         return Frame(text, method, file, int(m.group("line")), in_repo)
@@ -293,6 +299,11 @@ def parse_frame(line: str, paths: RepoPaths) -> Frame | None:
     if m is not None:
         return Frame(stripped, m.group("method"), None, None, False)
     return None
+
+
+def is_vendored_path(path: str) -> bool:
+    """`node_modules`, Node internals: never the project's code even inside the checkout."""
+    return bool(_VENDORED_RE.search(path))
 
 
 def is_framework_method(method: str | None) -> bool:

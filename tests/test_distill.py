@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ci_agent.distill import Input, distill, qualified_name, resolve_root
 from ci_agent.model import (
     Diagnostic,
@@ -180,17 +182,46 @@ def test_nuget_restore_log_keeps_every_unique_diagnostic() -> None:
     assert len(report.diagnostics) - len(errors) == expected["unique_warning_count"]
 
 
-def test_trx_failure_locations_agree_with_dornys_snapshot() -> None:
-    # dorny/test-reporter locates a .NET failure at the first stack frame whose file is tracked
-    # in the repo; we take the first frame inside the (inferred) repo root. Same idea, same answer.
+def _dorny_locations(snapshot: str, fixture: str) -> set[tuple[str, int]]:
+    """(path, line) of every failure in the snapshot section of `fixture` (dorny's oracle)."""
     import re
 
-    snap = shared_fixture("dorny/__snapshots__/dotnet-trx.test.ts.snap").read_text(encoding="utf-8")
-    first_report = snap.split("exports[`")[1]
-    expected = {(path, int(line)) for line, path in
-                re.findall(r'"line": (\d+),\n(?:.*\n)*?\s+"path": "([^"]+)"', first_report)}
-    trx = shared_fixture("dorny/fixtures/dotnet-trx.trx")
-    result = parse_path(trx)
-    inputs = [_input(result, str(trx))]
+    text = shared_fixture(f"dorny/__snapshots__/{snapshot}").read_text(encoding="utf-8")
+    section = next(s for s in text.split("exports[`") if f'"path": "fixtures/{fixture}"' in s)
+    return {(path, int(line)) for line, path in
+            re.findall(r'"line": (\d+),\n(?:.*\n)*?\s+"path": "([^"]+)"', section)}
+
+
+def _our_locations(fixture: str) -> set[tuple[str | None, int | None]]:
+    path = shared_fixture(f"dorny/fixtures/{fixture}")
+    result = parse_path(path)
+    inputs = [_input(result, str(path))]
     report = distill(inputs, resolve_root(inputs, None, None))
-    assert expected and {(f.file, f.line) for f in report.failures} == expected
+    return {(f.file, f.line) for f in report.failures if f.file}
+
+
+@pytest.mark.parametrize(("snapshot", "fixture"), [
+    ("dotnet-trx.test.ts.snap", "dotnet-trx.trx"),
+    ("jest-junit.test.ts.snap", "jest-junit.xml"),
+])
+def test_failure_locations_agree_with_dornys_snapshot(snapshot: str, fixture: str) -> None:
+    # dorny/test-reporter locates a failure at the first stack frame whose file is tracked in
+    # the repo; we take the first frame inside the (inferred) repo root: same answer here.
+    expected = _dorny_locations(snapshot, fixture)
+    assert expected and _our_locations(fixture) == expected
+
+
+def test_deterministic_paths_are_relative_to_the_repo_root_not_dornys_working_dir() -> None:
+    # The frame says `/_/reports/dotnet/DotnetTests.XUnitV3Tests/FixtureTests.cs`: `/_/` is the
+    # root of the repository that was built. dorny's snapshot is relative to the folder its test
+    # ran in (reports/dotnet); ours is the path in the repository. Deliberate difference.
+    expected = _dorny_locations("dotnet-trx.test.ts.snap", "dotnet-xunitv3.trx")
+    assert _our_locations("dotnet-xunitv3.trx") == {("reports/dotnet/" + p, n) for p, n in expected}
+
+
+def test_java_frames_keep_the_bare_file_name() -> None:
+    # Java frames print only `AddMissingPatchVersionTest.java:29`; dorny resolves it through the
+    # list of tracked files, which distill does not have. We keep the name as printed.
+    expected = _dorny_locations("java-junit.test.ts.snap", "external/java/pulsar-test-report.xml")
+    ours = _our_locations("external/java/pulsar-test-report.xml")
+    assert ours == {(p.rsplit("/", 1)[-1], n) for p, n in expected}

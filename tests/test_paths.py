@@ -225,3 +225,16 @@ def test_no_root_is_inferred_from_unrelated_paths() -> None:
     assert infer_repo_root(["/Users/a/x/A.cs", "/home/runner/y/B.cs"]) is None
     assert infer_repo_root(["/home/a/A.cs", "/home/b/B.cs"]) is None
     assert infer_repo_root([r"C:\a\A.cs", r"C:\b\B.cs"]) is None
+
+
+def test_node_frames_skip_node_modules_and_internals() -> None:
+    stack = "\n".join([
+        r"    at Object.throwError (C:\w\jest\lib\main.js:2:9)",
+        r"    at Object.asyncJestTest (C:\w\jest\node_modules\jest-jasmine2\build\x.js:106:37)",
+        r"    at C:\w\jest\node_modules\jest-jasmine2\build\queueRunner.js:45:12",
+        "    at new Promise (<anonymous>)",
+        "    at processTicksAndRejections (internal/process/task_queues.js:97:5)",
+    ])
+    found = project_frames(stack, RepoPaths("C:\\w\\jest"))
+    assert [(f.file, f.line) for f in found.frames] == [("lib/main.js", 2)]
+    assert found.frames[0].text == "at Object.throwError (lib/main.js:2:9)"
