@@ -9,6 +9,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from ci_agent.distill import Input, distill, resolve_root
@@ -311,3 +313,25 @@ def test_failures_with_one_root_cause_are_grouped_in_the_llm_text() -> None:
     errors = tuple(_diag(i) for i in range(40))
     tight = render_llm(Report((), errors, TestCounts(12, 0, 12, 0), same, (), 0, 40), 1200)
     assert "... 12 more failed tests omitted" in tight
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
+
+
+@settings(max_examples=40, deadline=None)
+@given(messages=st.lists(_text, max_size=40), failures=st.lists(_text, max_size=15),
+       budget=st.integers(min_value=256, max_value=6000))
+def test_budget_property(messages: list[str], failures: list[str], budget: int) -> None:
+    diags = tuple(_diag(i, Severity.ERROR if i % 3 else Severity.WARNING, message=m)
+                  for i, m in enumerate(messages))
+    fails = tuple(ReportFailure(f"T.C{i}", Outcome.FAILED, m, (), None, None) for i, m in enumerate(failures))
+    report = Report((), diags, TestCounts(len(fails), 0, len(fails), 0), fails, (), 0, len(diags))
+    for text in (render_llm(report, budget), render_markdown(report, budget)):
+        assert size(text) <= budget
+    llm = render_llm(report, budget)
+    errors = sum(1 for d in diags if d.severity is Severity.ERROR)
+    shown, omitted = _shown_and_omitted(llm, "errors", r"^src/F\d+\.cs\(\d+,3\): error ")
+    assert shown + omitted == errors
+    shown, omitted = _shown_and_omitted(llm, "failed tests", r"^- T\.C\d+")
+    grouped = sum(int(n) for n in re.findall(r"^    same message and frames in (\d+) more tests", llm, re.M))
+    assert shown + grouped + omitted == len(fails)

@@ -126,7 +126,9 @@ def group_failures(failures: Sequence[ReportFailure]) -> list[list[ReportFailure
     """Failures with the same outcome, message and frames (one root cause), in first-seen order."""
     groups: dict[tuple[object, ...], list[ReportFailure]] = {}
     for f in failures:
-        groups.setdefault((f.outcome, f.message, f.frames), []).append(f)
+        # Without a message or frames there is nothing to say two failures share.
+        key = (f.outcome, f.message, f.frames) if (f.message or f.frames) else (f.name, id(f))
+        groups.setdefault(key, []).append(f)
     return list(groups.values())
 
 
