@@ -204,7 +204,7 @@ def infer_repo_root(files: Iterable[str], projects: Iterable[str] = ()) -> str |
         return None
     windows = is_windows_path(found)
     parts = _parts(found)
-    for i, part in enumerate(parts[1:], start=1):
+    for i, part in enumerate(parts[2:], start=2):  # `C:\\Tests\\Repo\\src`: not the drive
         if part.casefold() in _BELOW_ROOT_DIRS:
             parts = parts[:i]
             break

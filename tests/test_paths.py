@@ -238,3 +238,7 @@ def test_node_frames_skip_node_modules_and_internals() -> None:
     found = project_frames(stack, RepoPaths("C:\\w\\jest"))
     assert [(f.file, f.line) for f in found.frames] == [("lib/main.js", 2)]
     assert found.frames[0].text == "at Object.throwError (lib/main.js:2:9)"
+
+
+def test_conventional_folder_name_directly_under_the_drive_is_not_a_cut_point() -> None:
+    assert infer_repo_root([r"C:\Tests\Repo\src\A\a.cs", r"C:\Tests\Repo\src\B\b.cs"]) == "C:\\Tests\\Repo"
