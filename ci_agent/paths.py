@@ -266,7 +266,8 @@ _PYTEST_FRAME_RE = re.compile(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+):\s*(?:in\s+
 # Frames of test frameworks and the runtime are never the code under test, even with `/_/` paths.
 _FRAMEWORK_PREFIXES = (
     "System.", "Microsoft.", "Xunit.", "NUnit.", "FluentAssertions.", "Shouldly.", "Moq.", "Castle.",
-    "AwesomeAssertions.", "NSubstitute.", "MSTest.", "Verify", "DiffEngine.", "TUnit.",
+    "AwesomeAssertions.", "NSubstitute.", "MSTest.", "VerifyTests.", "VerifyXunit.", "VerifyNUnit.",
+    "DiffEngine.", "TUnit.",
 )
 
 
@@ -291,7 +292,11 @@ def parse_frame(line: str, paths: RepoPaths) -> Frame | None:
         if regex is _JAVA_FRAME_RE:  # a bare file name: which folder is unknown
             return Frame(stripped, method, printed, int(m.group("line")), False)
         located = paths.locate(printed)
-        in_repo = located.in_repo and not is_framework_method(method) and not is_vendored_path(printed)
+        # A file under the repo root is project code whatever its namespace. `/_/` and relative
+        # paths only say "some repository": there the runtime and test frameworks are excluded.
+        ambiguous = not is_absolute(printed) or printed.startswith(_DETERMINISTIC_PREFIXES)
+        in_repo = (located.in_repo and not is_vendored_path(printed)
+                   and not (ambiguous and is_framework_method(method)))
         text = stripped.replace(printed, located.path, 1) if located.in_repo else stripped
         file = located.path if located.in_repo else printed
         return Frame(text, method, file, int(m.group("line")), in_repo)

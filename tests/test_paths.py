@@ -242,3 +242,11 @@ def test_node_frames_skip_node_modules_and_internals() -> None:
 
 def test_conventional_folder_name_directly_under_the_drive_is_not_a_cut_point() -> None:
     assert infer_repo_root([r"C:\Tests\Repo\src\A\a.cs", r"C:\Tests\Repo\src\B\b.cs"]) == "C:\\Tests\\Repo"
+
+
+def test_a_file_under_the_root_is_project_code_whatever_its_namespace() -> None:
+    # e.g. a repository of Microsoft's own: the namespace filter applies to `/_/` paths only.
+    frame = parse_frame(r"   at Microsoft.Extensions.Foo.Bar() in C:\r\src\Foo.cs:line 3", RepoPaths("C:\\r"))
+    assert frame is not None and frame.in_repo
+    frame = parse_frame("   at VerifyUser.Checks.Run() in /_/src/Checks.cs:line 3", RepoPaths("C:\\r"))
+    assert frame is not None and frame.in_repo
