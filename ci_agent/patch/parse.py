@@ -371,7 +371,7 @@ def parse_patch(text: str) -> Patch:
                 i += 1
                 continue
             break
-        if fb.git_names is None and not fb.have_minus_plus:
+        if fb.git_names is None and not fb.have_minus_plus and fb.rename_from is None:
             raise PatchParseError(
                 "a `diff --git` line whose file names cannot be read; quote names with spaces"
             )
@@ -396,7 +396,7 @@ def _parse_hunk(lines: list[str], i: int, path: str) -> tuple[Hunk, int]:
     else:
         raise PatchParseError(f"unreadable hunk header {header!r}", path)
     body, nxt = _take_hunk(lines, i + 1, declared)
-    if not any(line[:1] in " +-" for line in body):
+    if not any(line[:1] in (" ", "+", "-") for line in body):
         raise PatchParseError(f"empty hunk after {header!r}", path)
     return Hunk(old_start, new_start, tuple(body), section), nxt
 
