@@ -200,3 +200,11 @@ def test_unparseable_input_is_a_run_error_in_the_report_not_a_crash(capsys: Cap,
     data = _json(capsys, str(empty), str(binary))
     sources = {e["source"] for e in data["run_errors"]}  # type: ignore[attr-defined]
     assert sources == {str(empty), str(binary)}
+
+
+def test_forced_and_unknown_input_format(capsys: Cap) -> None:
+    log = str(shared_fixture(CS_ERRORS))
+    data = _json(capsys, "--format", "msbuild", log)
+    assert data["sources"][0]["format"] == "msbuild"  # type: ignore[index]
+    code, _, err = _run(capsys, "--format", "nope", log)
+    assert code == 2 and "unknown format 'nope'" in err
