@@ -335,3 +335,11 @@ def test_budget_property(messages: list[str], failures: list[str], budget: int) 
     shown, omitted = _shown_and_omitted(llm, "failed tests", r"^- T\.C\d+")
     grouped = sum(int(n) for n in re.findall(r"^    same message and frames in (\d+) more tests", llm, re.M))
     assert shown + grouped + omitted == len(fails)
+
+
+def test_lone_surrogates_from_undecodable_input_do_not_break_rendering() -> None:
+    report = Report((), (_diag(1, message="bad \udc80 byte"),), TestCounts(), (), (), 0, 1)
+    for fmt in ("llm", "markdown", "json", "github", "codequality"):
+        text = render(report, fmt, 1000)
+        assert text.encode("utf-8", errors="replace")
+    assert size(render_llm(report, 300)) <= 300

@@ -95,7 +95,7 @@ def write_stdout(text: str) -> None:
     sys.stdout.flush()
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is not None:
-        buffer.write(text.encode("utf-8"))
+        buffer.write(text.encode("utf-8", errors="replace"))
         buffer.flush()
     else:
         sys.stdout.write(text)

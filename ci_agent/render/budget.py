@@ -23,7 +23,8 @@ def clean(text: str) -> str:
 
 
 def size(text: str) -> int:
-    return len(text.encode("utf-8"))
+    # `replace`: a lone surrogate (undecodable input) is written as `?` by write_stdout too.
+    return len(text.encode("utf-8", errors="replace"))
 
 
 def shorten(text: str, max_chars: int, max_lines: int | None = None) -> str:
@@ -45,7 +46,7 @@ def shorten(text: str, max_chars: int, max_lines: int | None = None) -> str:
 
 
 def cut_to_bytes(text: str, budget: int) -> str:
-    data = text.encode("utf-8")
+    data = text.encode("utf-8", errors="replace")
     if len(data) <= budget:
         return text
     return data[: max(budget, 0)].decode("utf-8", errors="ignore")

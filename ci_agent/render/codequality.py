@@ -28,7 +28,7 @@ SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "minor", Severity.INFO
 
 def fingerprint(diag: ReportDiagnostic) -> str:
     key = json.dumps(list(report_key(diag)), ensure_ascii=False)
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+    return hashlib.sha256(key.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def best_path(diag: ReportDiagnostic) -> str:
