@@ -208,3 +208,26 @@ def test_forced_and_unknown_input_format(capsys: Cap) -> None:
     assert data["sources"][0]["format"] == "msbuild"  # type: ignore[index]
     code, _, err = _run(capsys, "--format", "nope", log)
     assert code == 2 and "unknown format 'nope'" in err
+
+
+def test_git_root_of_the_cwd_makes_real_gcc_paths_repo_relative(
+        capsys: Cap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc not installed")
+    repo = tmp_path / "repo"
+    (repo / "src" / "c").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    source = repo / "src" / "c" / "broken.c"
+    shutil.copy(REPO_ROOT / "tests" / "fixtures" / "compilers" / "src" / "c" / "broken.c", source)
+    # Real gcc output with absolute paths, as a CI runner's build step would print them.
+    build = subprocess.run([gcc, "-fsyntax-only", str(source)], capture_output=True, timeout=60)
+    log = tmp_path / "build.log"
+    log.write_bytes(build.stderr)
+    monkeypatch.chdir(repo / "src")
+    data = _json(capsys, str(log))
+    files = {d["file"] for d in data["diagnostics"]}  # type: ignore[attr-defined]
+    assert files == {"src/c/broken.c"}
+    assert all(d["in_repo"] for d in data["diagnostics"])  # type: ignore[attr-defined]
