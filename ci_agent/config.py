@@ -81,7 +81,7 @@ def _unknown(key: str, where: str, known: list[str]) -> ConfigError:
     hint = difflib.get_close_matches(key, known, n=1)
     suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
     return ConfigError(
-        f"{CONFIG_FILE}: unknown key {where}{key!r}{suggestion}; known keys: {', '.join(sorted(known))}"
+        f"{CONFIG_FILE}: unknown key {where + key!r}{suggestion}; known keys: {', '.join(sorted(known))}"
     )
 
 
