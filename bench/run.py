@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -42,6 +43,7 @@ import gen_large_trx  # noqa: E402
 @dataclass
 class Run:
     wall_s: float
+    cpu_s: float  # user + sys of the child: far less sensitive than wall to other load on the box
     maxrss_mb: float
     rc: int
     report: dict[str, Any]
@@ -65,6 +67,7 @@ class Case:
             "runs": len(self.runs), "failed_runs": len(self.runs) - len(ok),
             "best_s": min(walls) if walls else None,
             "median_s": statistics.median(walls) if walls else None,
+            "cpu_best_s": min((r.cpu_s for r in ok), default=None),
             "work_best_s": min((r.report.get("work_s", float("nan")) for r in ok), default=None),
             "peak_rss_mb": max((r.maxrss_mb for r in ok), default=None),
             "found": _found(ok[-1].report) if ok else _last_line(self.runs[-1].stderr_tail),
@@ -98,7 +101,7 @@ def measure(argv: list[str]) -> Run:
         report = _child_report(argv, stdout)
     elif argv[0] == "grep":
         report = {"printed_diagnostics": int(stdout or b"0")}
-    return Run(wall, usage.ru_maxrss / 1024, proc.returncode, report,
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, report,
                stderr.decode("utf-8", "replace")[-400:])
 
 
@@ -164,12 +167,15 @@ def perf_cases(paths: dict[str, Path]) -> list[Case]:
 
 
 def run_cases(cases: list[Case], repeat: int) -> None:
-    for case in cases:
-        for _ in range(1 if case.tool == "noop" else repeat):
+    """Round-robin (all cases once, then again): a burst of load elsewhere on the machine then
+    hits every tool alike instead of whichever case happened to be running."""
+    for i in range(repeat):
+        for case in cases:
             case.runs.append(measure(case.argv))
-        s = case.summary()
-        print(f"{case.group:10} {case.tool:34} best={s['best_s']} rss={s['peak_rss_mb']} {s['found']}",
-              file=sys.stderr)
+            s = case.summary()
+            print(f"pass {i + 1}/{repeat} {case.group:10} {case.tool:34} wall={case.runs[-1].wall_s:.2f} "
+                  f"cpu={case.runs[-1].cpu_s:.2f} rss={case.runs[-1].maxrss_mb:.0f} {s['found']}",
+                  file=sys.stderr)
 
 
 # --- reduction on real fixtures ------------------------------------------------------------------
@@ -192,6 +198,29 @@ def _has_duplicated_summary(path: Path) -> bool:
     return "Build FAILED." in text and ("Warning(s)" in text or "Error(s)" in text)
 
 
+# The llm renderer's budget line: `... 25 more errors omitted (see the JSON report)`.
+_OMITTED = re.compile(r"^\.\.\. (\d+) more [\w ]+ omitted", re.MULTILINE)
+
+
+def grouped_estimate(doc: dict[str, Any], llm: bytes) -> int | None:
+    """What-if, not our output: llm bytes if diagnostics sharing (severity, code, message) were
+    printed once with a list of their locations. Head lines and non-diagnostic text are kept as
+    rendered; only the diagnostics section is swapped. None when there is nothing to group."""
+    diags = doc.get("diagnostics") or []
+    if not diags or doc.get("tests", {}).get("failures"):
+        return None
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for d in diags:
+        where = d.get("file") or d.get("origin") or ""
+        if d.get("line") is not None:
+            where += f"({d['line']}" + (f",{d['column']}" if d.get("column") is not None else "") + ")"
+        groups.setdefault((d["severity"], d.get("code"), d["message"]), []).append(where)
+    body = "".join(f"{sev} {code or ''}: {msg}\n  at {', '.join(locs)}\n"
+                   for (sev, code, msg), locs in groups.items())
+    head = b"".join(llm.splitlines(keepends=True)[:2])
+    return len(head) + len(body.encode("utf-8"))
+
+
 def reduction(paths: list[Path]) -> list[dict[str, Any]]:
     rows = []
     for p in paths:
@@ -203,15 +232,22 @@ def reduction(paths: list[Path]) -> list[dict[str, Any]]:
                                "rc_json": js.returncode, "rc_llm": llm.returncode}
         try:
             doc = json.loads(js.stdout)
+            row["grouped_llm_bytes"] = grouped_estimate(doc, llm.stdout)
             stats, tests = doc.get("stats") or {}, doc.get("tests") or {}
             row.update(printed=stats.get("printed_diagnostics"), unique=stats.get("unique_diagnostics"),
                        stats_llm_bytes=stats.get("llm_bytes"), failed_tests=tests.get("failed"),
                        kept_failures=len(tests.get("failures") or []), tests=tests.get("total"))
         except ValueError:
             row["error"] = (js.stderr.decode("utf-8", "replace") or "no JSON")[-200:]
+        expected = p.with_name(p.name + ".expected.json")
+        if expected.exists():  # hand-written oracle next to each dotnet log
+            exp = json.loads(expected.read_text(encoding="utf-8"))
+            row["expected"] = f"{len(exp.get('errors', [])) + len(exp.get('warnings', []))} / " \
+                              f"{exp.get('printed_diagnostic_lines', '?')}"
         if llm.returncode in (0, 1) and llm.stdout:
             row["llm_bytes"] = len(llm.stdout)
             row["ratio"] = size / len(llm.stdout)
+            row["llm_omitted"] = sum(int(n) for n in _OMITTED.findall(llm.stdout.decode("utf-8", "replace")))
         rows.append(row)
         print(f"{row['file']:70} {size:>9} -> {row.get('llm_bytes')} ({row.get('ratio')})", file=sys.stderr)
     return rows
@@ -248,7 +284,7 @@ def machine_facts() -> dict[str, str]:
 
 
 def _fmt(v: Any, spec: str = ".2f") -> str:
-    return "–" if v is None else format(v, spec)
+    return "–" if v is None or v != v else format(v, spec)  # v != v: NaN (no in-process timer)
 
 
 def markdown(facts: dict[str, str], perf: list[dict[str, Any]], red: list[dict[str, Any]],
@@ -256,24 +292,40 @@ def markdown(facts: dict[str, str], perf: list[dict[str, Any]], red: list[dict[s
     lines = [f"Command: `python bench/{' '.join(['run.py', *argv])}`", "",
              "| machine | |", "|---|---|", *[f"| {k} | {v} |" for k, v in facts.items()], ""]
     if perf:
-        lines += ["| group | tool | input | MB | best wall s | median wall s | work s (best) | peak RSS MB | "
-                  "runs | found |", "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["| group | tool | input | MB | best wall s | median wall s | best CPU s | work s (best) | "
+                  "peak RSS MB | runs | found |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for s in perf:
             lines.append(f"| {s['group']} | {s['tool']} | {s['input']} | {s['input_mb']:.1f} | "
-                         f"{_fmt(s['best_s'])} | {_fmt(s['median_s'])} | {_fmt(s['work_best_s'])} | "
+                         f"{_fmt(s['best_s'])} | {_fmt(s['median_s'])} | {_fmt(s['cpu_best_s'])} | "
+                         f"{_fmt(s['work_best_s'])} | "
                          f"{_fmt(s['peak_rss_mb'], '.0f')} | {s['runs'] - s['failed_runs']}/{s['runs']} | "
                          f"{s['found']} |")
         lines.append("")
     if red:
         lines += ["| fixture | bytes in | llm bytes | reduction | printed diags | unique diags | "
-                  "failed tests (kept) | dup. summary |", "|---|---|---|---|---|---|---|---|"]
+                  "expected unique / printed (fixture oracle) | failed tests (in report) | "
+                  "items omitted from llm text | dup. summary |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for r in red:
             failed = "–" if r.get("failed_tests") is None else \
                 f"{r['failed_tests']} ({r.get('kept_failures')})"
             lines.append(f"| {r['file']} | {r['bytes_in']} | {r.get('llm_bytes', '–')} | "
                          f"{_fmt(r.get('ratio'), '.1f')}{'x' if r.get('ratio') else ''} | "
-                         f"{r.get('printed', '–')} | {r.get('unique', '–')} | {failed} | "
+                         f"{r.get('printed', '–')} | {r.get('unique', '–')} | {r.get('expected', '')} | "
+                         f"{failed} | "
+                         f"{r.get('llm_omitted', '–')} | "
                          f"{'yes' if r['dup_summary'] else ''} |")
+    grouped = [r for r in red if r.get("dup_summary") and r.get("grouped_llm_bytes")]
+    if grouped:
+        lines += ["", "What-if (not our output; see grouped_estimate in run.py): the same diagnostics with "
+                  "identical (severity, code, message) printed once with their locations:", "",
+                  "| fixture | bytes in | llm bytes now | reduction now | llm bytes grouped | "
+                  "reduction grouped |",
+                  "|---|---|---|---|---|---|"]
+        for r in grouped:
+            g = r["grouped_llm_bytes"]
+            lines.append(f"| {r['file']} | {r['bytes_in']} | {r.get('llm_bytes', '–')} | "
+                         f"{_fmt(r.get('ratio'), '.1f')}x | {g} | {r['bytes_in'] / g:.1f}x |")
     return "\n".join(lines) + "\n"
 
 
