@@ -1,18 +1,12 @@
 """MSBuild / dotnet console logs: classic console logger and terminal logger (`-tl`) output.
 
-Reads what `dotnet build|restore|publish|test` and `msbuild.exe` print; the grammar is
-MSBuild's `EventArgsFormatting.FormatEventMessage` (see shared/reference/msbuild-format.md):
-
-    <origin><pos>: [<subcategory> ]<error|warning> [<code>]: <text>[ [<project>]]
-
-One physical header line is one printed diagnostic; one MSBuild event is one `Diagnostic`.
+Reads what `dotnet build|restore|publish|test` and `msbuild.exe` print. One physical header line
+(`msbuild_lines.parse_header`) is one printed diagnostic; one MSBuild event is one `Diagnostic`.
 The classic logger repeats the full prefix on every line of a multi-line message (MSB3277,
 NU1605), the terminal logger indents the continuation lines instead; both become `detail`.
-The parser does not dedupe (distill does, by `Diagnostic.key()`), so the classic summary
-repeats come out as repeated diagnostics, and `printed_diagnostics` counts header lines.
-
-Line matching is done with plain string operations plus small regexes whose quantifiers are
-never nested, so no input can make them backtrack: work per line is linear in its length.
+The parser does not dedupe (distill does, by `Diagnostic.key()`): the classic summary repeats
+come out as repeated diagnostics, and `printed_diagnostics` counts header lines. Repeated events
+share one object, and what is kept is capped, so memory stays flat on any input.
 """
 
 from __future__ import annotations
@@ -20,20 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from ci_agent.model import Diagnostic, ParseResult, RunError, Severity
+from ci_agent.parsers.msbuild_lines import NODE_PREFIX_RE, Header, parse_header, split_markers
+
+__all__ = ["NAME", "PARSER", "Header", "MsbuildConsumer", "MsbuildParser", "parse_header", "split_markers"]
 
 NAME = "msbuild"
 
-# The category word, preceded by start/whitespace, then an optional code, then a colon.
-# `[^\s:]+` and ` +` / ` *` are disjoint classes: no backtracking blow-up is possible.
-_CATEGORY_RE = re.compile(r"(?<!\S)(error|warning)(?: +([^\s:]+))? *:")
-_CODE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-_SUBCATEGORY_RE = re.compile(r"\w[\w .\-]{0,63}")
-_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
-_NODE_PREFIX_RE = re.compile(r"\d{1,6}(?::\d{1,6})?>")
-_PROJECT_EXT_RE = re.compile(r"\.(?:\w*proj|slnx?|slnf|build|targets|props|msbuild)$", re.IGNORECASE)
 _SUMMARY_COUNT_RE = re.compile(r"(\d{1,9}) (Warning|Error)\(s\)")
 _TL_BUILD_RESULT_RE = re.compile(r"(?:Build|Restore) failed with (\d{1,9}) error")
 _DOTNET_CODE_RE = re.compile(
@@ -41,12 +29,13 @@ _DOTNET_CODE_RE = re.compile(
     r"EvaluationError|WHITESPACE|STYLE)\d*$"
 )
 
-# Only the first few category candidates of a line are tried: the real one is the first one
-# outside the origin, and a hostile line of ten thousand "error " words must stay cheap.
-_MAX_CANDIDATES = 4
-_MAX_ORIGIN_CHARS = 8192
 _MAX_DETAIL_LINES = 200
 _MAX_DETAIL_CHARS = 16 * 1024
+_MAX_MESSAGE_CHARS = 8 * 1024
+# Memory bounds for hostile logs (a real failed build is orders of magnitude below them).
+_MAX_DISTINCT = 100_000  # distinct diagnostics kept
+_MAX_KEPT_CHARS = 32 * 1024 * 1024  # text held by distinct diagnostics
+_MAX_EVENTS = 1_000_000  # list entries (repeats are references to one object: 8 bytes each)
 
 _LANDMARKS = (
     "Build started",
@@ -62,184 +51,6 @@ _LANDMARKS = (
     "Time Elapsed ",
     "Done Building Project",
 )
-
-
-class Header(NamedTuple):
-    """One physical diagnostic line, split into its parts (a tuple: built once per header line)."""
-
-    prefix: str  # everything up to and including the colon after the code: equal on continuations
-    severity: Severity
-    file: str | None
-    origin: str | None
-    line: int | None
-    column: int | None
-    end_line: int | None
-    end_column: int | None
-    subcategory: str | None
-    code: str | None
-    text: str  # after the one separator space; may start with more whitespace (continuations)
-    indent: int  # leading whitespace of the physical line (terminal logger nesting)
-
-    @property
-    def continues(self) -> bool:
-        """Text indented beyond the separator space: a continuation line of a multi-line event."""
-        return self.text[:1].isspace()
-
-
-def parse_header(line: str) -> Header | None:
-    """Split one clean log line into a diagnostic header, or None when it is not one."""
-    if "error" not in line and "warning" not in line:
-        return None
-    body = line.lstrip()
-    indent = len(line) - len(body)
-    node = _NODE_PREFIX_RE.match(body)
-    if node:
-        body = body[node.end() :].lstrip()
-    for count, match in enumerate(_CATEGORY_RE.finditer(body)):
-        if count >= _MAX_CANDIDATES or match.start() > _MAX_ORIGIN_CHARS:
-            return None
-        header = _header_at(body, match, indent)
-        if header is not None:
-            return header
-    return None
-
-
-def _header_at(body: str, match: re.Match[str], indent: int) -> Header | None:
-    code = match.group(2)
-    if code is not None and not _CODE_RE.fullmatch(code):
-        return None
-    origin = _split_origin(body[: match.start()], has_code=code is not None)
-    if origin is None:
-        return None
-    file, tool, pos, subcategory = origin
-    text = body[match.end() :]
-    if text.startswith(" "):
-        text = text[1:]
-    line, column, end_line, end_column = pos
-    return Header(
-        prefix=body[: match.end()],
-        severity=Severity.ERROR if match.group(1) == "error" else Severity.WARNING,
-        file=file,
-        origin=tool,
-        line=line,
-        column=column,
-        end_line=end_line,
-        end_column=end_column,
-        subcategory=subcategory,
-        code=code,
-        text=text,
-        indent=indent,
-    )
-
-
-_Position = tuple[int | None, int | None, int | None, int | None]
-_NO_POSITION: _Position = (None, None, None, None)
-
-
-def _split_origin(
-    before: str, has_code: bool
-) -> tuple[str | None, str | None, _Position, str | None] | None:
-    """(file, tool origin, position, subcategory) from the text left of the category word."""
-    colon = before.rfind(":")
-    if colon == -1:
-        # No origin: `error CS0006: ...` or the terminal logger's engine line
-        # `MSB0001 error EvaluationError: ...`. Demand a code so prose like "error: x" is no match.
-        subcategory = before.strip()
-        if not has_code or (subcategory and not _TOKEN_RE.fullmatch(subcategory)):
-            return None
-        return None, None, _NO_POSITION, subcategory or None
-    if not before[colon + 1 : colon + 2].isspace():
-        return None  # a drive letter or a URL, not the origin's colon
-    subcategory = before[colon + 1 :].strip()
-    if subcategory and not _SUBCATEGORY_RE.fullmatch(subcategory):
-        return None
-    head = before[:colon]
-    if head.endswith(")"):
-        paren = head.rfind("(")
-        pos = _parse_position(head[paren + 1 : -1]) if paren > 0 else None
-        file = head[:paren].strip() if paren > 0 else ""
-        if pos is None or not file:
-            return None
-        return file, None, pos, subcategory or None
-    if head.endswith(" "):
-        # `file : ` (an event with a file but no line) or a tool origin `MSBUILD : `, `CSC : `.
-        name = head.strip()
-        if not name:
-            return None
-        if "/" in name or "\\" in name or "." in name:
-            return name, None, _NO_POSITION, subcategory or None
-        if " " in name:
-            return None
-        return None, name, _NO_POSITION, subcategory or None
-    return None  # `foo.c:12:5: error: ...` (gcc/clang style) is not MSBuild's grammar
-
-
-def _number(text: str) -> int | None:
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
-
-
-def _span(text: str) -> tuple[int, int | None] | None:
-    """`12` or `12-14` -> (start, end)."""
-    start, dash, end = text.partition("-")
-    first = _number(start)
-    if first is None:
-        return None
-    if not dash:
-        return first, None
-    last = _number(end)
-    return None if last is None else (first, last)
-
-
-def _parse_position(pos: str) -> _Position | None:
-    """MSBuild's position forms: (l) (l-el) (l,c) (l,c-ec) (l-el,c) (l,c,el,ec)."""
-    parts = pos.split(",")
-    spans = [_span(p) for p in parts]
-    if any(s is None for s in spans) or not spans:
-        return None
-    checked = [s for s in spans if s is not None]
-    if len(checked) == 1:
-        return checked[0][0], None, checked[0][1], None
-    if len(checked) == 2:
-        (line, end_line), (column, end_column) = checked
-        return line, column, end_line, end_column
-    if all(s[1] is None for s in checked):
-        if len(checked) == 4:
-            return checked[0][0], checked[1][0], checked[2][0], checked[3][0]
-        if len(checked) == 3:  # devenv's (line,col,len): CanonicalError accepts it
-            return checked[0][0], checked[1][0], None, None
-    return None
-
-
-def split_markers(text: str) -> tuple[str, str | None]:
-    """Remove the trailing ` [project]` marker(s) (at most two); return (text, first marker).
-
-    Only a last bracket group that looks like a project file counts, so `this[int]` or
-    `"[MSBuild]::GetDirectoryNameOfFileAbove(...)"` inside a message stay.
-    """
-    text = text.rstrip()
-    markers: list[str] = []
-    for _ in range(2):
-        if not text.endswith("]"):
-            break
-        bracket = text.rfind("[")
-        if bracket < 0 or (bracket > 0 and not text[bracket - 1].isspace()):
-            break
-        content = text[bracket + 1 : -1]
-        if not _looks_like_project(content):
-            break
-        markers.insert(0, content)
-        text = text[:bracket].rstrip()
-    if not markers:
-        return text, None
-    # `[proj.csproj::TargetFramework=net8.0]` names the project plus its global properties.
-    return text, markers[0].split("::", 1)[0].strip()
-
-
-def _looks_like_project(content: str) -> bool:
-    if not content or "]" in content or len(content) > 4096:
-        return False
-    project = content.split("::", 1)[0].split(" > ", 1)[0].strip()
-    return "\\" in project or "/" in project or bool(_PROJECT_EXT_RE.search(project))
 
 
 @dataclass(slots=True)
@@ -276,9 +87,12 @@ class _Event:
             lines.pop()
         if self.omitted:
             lines.append(f"... ({self.omitted} more line(s) not kept)")
+        message = self.message
+        if len(message) > _MAX_MESSAGE_CHARS:
+            message = message[:_MAX_MESSAGE_CHARS] + " ... (cut)"
         return Diagnostic(
             severity=h.severity,
-            message=self.message,
+            message=message,
             file=h.file,
             line=h.line,
             column=h.column,
@@ -318,6 +132,12 @@ class MsbuildConsumer:
         self._summary: dict[str, int] = {}
         self._tl_failed_errors: int | None = None
         self._tl_result: str | None = None
+        # Repeated events (summary copies, per-TFM repeats) share one object: the list stays a
+        # list of events, as distill expects, at the cost of one reference per repeat.
+        self._distinct: dict[Diagnostic, Diagnostic] = {}
+        self._kept_chars = 0
+        self._dropped_distinct = 0
+        self._dropped_events = 0
 
     def feed(self, line: str) -> None:
         # The hot path: most lines of a big log mention neither category word and no event is open.
@@ -381,17 +201,30 @@ class MsbuildConsumer:
         self._event = _new_event(held)
 
     def _emit(self) -> None:
-        if self._event is not None:
-            diagnostic = self._event.diagnostic()
-            if diagnostic.severity is Severity.ERROR:
-                self._errors += 1
-            self.result.diagnostics.append(diagnostic)
-            self._event = None
+        if self._event is None:
+            return
+        diagnostic = self._event.diagnostic()
+        self._event = None
+        if diagnostic.severity is Severity.ERROR:
+            self._errors += 1
+        kept = self._distinct.get(diagnostic)
+        if kept is None:
+            size = 64 + sum(len(t) for t in (diagnostic.message, diagnostic.detail, diagnostic.file,
+                                             diagnostic.project) if t)
+            if len(self._distinct) >= _MAX_DISTINCT or self._kept_chars + size > _MAX_KEPT_CHARS:
+                self._dropped_distinct += 1
+                return
+            self._distinct[diagnostic] = kept = diagnostic
+            self._kept_chars += size
+        if len(self.result.diagnostics) >= _MAX_EVENTS:
+            self._dropped_events += 1
+            return
+        self.result.diagnostics.append(kept)
 
     def _note_run_fact(self, line: str) -> None:
         """Remember what the log says about the build result (for a failure with no diagnostic)."""
         body = line.strip()
-        node = _NODE_PREFIX_RE.match(body)
+        node = NODE_PREFIX_RE.match(body)
         if node:
             body = body[node.end() :].strip()
         if body == "Build FAILED." or body.startswith(("Build failed", "Restore failed")):
@@ -417,6 +250,12 @@ class MsbuildConsumer:
             result.notes.append(f"{self.source}: MSBuild's summary says {counts} (events, not unique)")
         if self._tl_result:
             result.notes.append(f"{self.source}: the terminal logger's summary says: {self._tl_result}")
+        if self._dropped_distinct:
+            result.notes.append(f"{self.source}: {self._dropped_distinct} diagnostic(s) beyond the first "
+                                f"{len(self._distinct)} distinct ones were not kept (memory bound)")
+        if self._dropped_events:
+            result.notes.append(f"{self.source}: {self._dropped_events} repeated diagnostic(s) after the "
+                                f"first {_MAX_EVENTS} were counted but not listed (memory bound)")
         if self._errors == 0:
             run_error = self._silent_failure()
             if run_error:

@@ -23,7 +23,7 @@ import pytest
 
 from ci_agent.envelope import HEAD_BYTES, decode_head
 from ci_agent.model import Diagnostic, ParseResult, Severity
-from ci_agent.parsers import msbuild, parse_path, sniff
+from ci_agent.parsers import msbuild, msbuild_lines, parse_path, sniff
 from ci_agent.parsers.msbuild import PARSER, parse_header, split_markers
 from tests.conftest import LOCAL_FIXTURES, SHARED_FIXTURES
 
@@ -589,7 +589,8 @@ def _nested_repeats(pattern: str) -> list[str]:
 
 
 def test_no_regex_in_the_module_nests_quantifiers() -> None:
-    patterns = [v.pattern for v in vars(msbuild).values() if isinstance(v, re.Pattern)]
+    patterns = [v.pattern for module in (msbuild, msbuild_lines) for v in vars(module).values()
+                if isinstance(v, re.Pattern)]
     assert len(patterns) >= 8
     for pattern in patterns:
         assert _nested_repeats(pattern) == [], pattern
@@ -617,10 +618,31 @@ def test_hostile_lines_finish_and_stay_sane(line: str) -> None:
         assert len(d.message) <= len(line)
 
 
-def test_very_long_message_is_kept_whole_on_its_line() -> None:
+def test_very_long_message_is_cut_but_its_marker_still_found() -> None:
     text = "x" * 60_000
     d = only(f"a.cs(1,2): error CS1: {text} [a.csproj]")
-    assert d.message == text and d.project == "a.csproj"
+    assert d.message == "x" * msbuild._MAX_MESSAGE_CHARS + " ... (cut)" and d.project == "a.csproj"
+
+
+def test_repeated_events_share_one_object_and_stay_listed() -> None:
+    result = feed(*[JENKINS_LINE] * 1000)
+    assert len(result.diagnostics) == 1000 == result.printed_diagnostics
+    assert len({id(d) for d in result.diagnostics}) == 1
+
+
+def test_distinct_diagnostics_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(msbuild, "_MAX_DISTINCT", 50)
+    result = feed(*(f"a.cs({n},1): error CS1: distinct {n}" for n in range(1, 101)))
+    assert len(result.diagnostics) == 50 and result.printed_diagnostics == 100
+    assert any("50 diagnostic(s) beyond the first 50 distinct" in n for n in result.notes), result.notes
+    assert result.run_errors == []  # the errors were seen, so no "failed without an error" claim
+
+
+def test_listed_events_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(msbuild, "_MAX_EVENTS", 80)
+    result = feed(*[JENKINS_LINE] * 100)
+    assert len(result.diagnostics) == 80 and result.printed_diagnostics == 100
+    assert any("20 repeated diagnostic(s) after the first 80" in n for n in result.notes), result.notes
 
 
 def test_consumer_keeps_no_lines() -> None:
