@@ -96,13 +96,22 @@ def _locate(hunk: Hunk, disk_lines: list[str]) -> Hunk:
     """Give a bare `@@` hunk the line number where its old side occurs in the file."""
     if hunk.old_start != UNKNOWN_START:
         return hunk
-    old = _old_side(hunk)
-    start = 1
-    for k in range(len(disk_lines) - len(old) + 1):
-        if disk_lines[k : k + len(old)] == old:
-            start = k + 1
-            break
+    found = _occurrences(_old_side(hunk), disk_lines)
+    start = found[0] + 1 if found else 1
     return replace(hunk, old_start=start, new_start=start)
+
+
+# Searching is quadratic in the worst case; past this many old-side lines leave it to git.
+_MAX_SEARCH_LINES = 2000
+
+
+def _occurrences(needle: list[str], haystack: list[str]) -> list[int]:
+    """Every index where `needle` occurs as a run of lines in `haystack`."""
+    if not needle or len(needle) > _MAX_SEARCH_LINES:
+        return []
+    first, size = needle[0], len(needle)
+    return [k for k in range(len(haystack) - size + 1)
+            if haystack[k] == first and haystack[k : k + size] == needle]
 
 
 def _context_runs(hunk: Hunk) -> tuple[int, int]:
@@ -127,7 +136,7 @@ def _add_context(hunk: Hunk, disk_lines: list[str], width: int = 3) -> Hunk:
     old = [line.removesuffix("\r") for line in _old_side(hunk)]
     bare = [line.removesuffix("\r") for line in disk_lines]
     if old:
-        found = [k for k in range(len(bare) - len(old) + 1) if bare[k : k + len(old)] == old]
+        found = _occurrences(old, bare)
         if not found:
             return hunk  # does not fit anywhere: git's check will say so
         at = min(found, key=lambda k: abs(k + 1 - hunk.old_start))

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import unicodedata
 from pathlib import Path
 
 from ci_agent.config import DEFAULT_DENY, PatchSettings
 from ci_agent.patch.parse import FilePatch, Patch, Rejection
 
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:([/\\]|$)")
 _SYMLINK_MODE = "120000"
 _GITLINK_MODE = "160000"
 _WHY_DENIED = {
@@ -65,7 +67,7 @@ def path_rejections(path: str) -> list[Rejection]:
     if not path:
         return [Rejection("path.invalid", path, "A file header has an empty path. Name every file "
                           "by its path from the repository root, e.g. `src/App/Program.cs`.")]
-    if path.startswith("/") or (len(path) > 1 and path[1] == ":") or path.startswith("~"):
+    if path.startswith(("/", "~")) or _WINDOWS_DRIVE.match(path):
         return [Rejection("path.absolute", path, f"`{path}` is an absolute path. Patches may only "
                           "touch files inside the repository: write the path relative to the "
                           "repository root, e.g. `src/App/Program.cs`.")]
