@@ -30,14 +30,19 @@ KNOWN_RESULT_KINDS = frozenset(
     {"UnitTestResult", "TestResultAggregation", "WebTestResult", "GenericTestResult",
      "ManualTestResult", "TestResult", "LoadTestResult"}
 )
-_DURATION_RE = re.compile(r"^\s*(?:(\d+)\.)?(\d+):(\d+):(\d+(?:\.\d+)?)\s*$")
+# Digit runs are bounded: int() refuses more than 4300 digits, and hostile files try that.
+_DURATION_RE = re.compile(r"^\s*(?:(\d{1,9})\.)?(\d{1,9}):(\d{1,9}):(\d{1,9}(?:\.\d{1,15})?)\s*$")
 # The first frame with a file: any UI language's "line" word; Windows, `/_/`, `/` and `~/` paths.
-_FRAME_FILE_RE = re.compile(
-    r"(?:^|\s)(?P<file>(?:[A-Za-z]:[\\/]|[\\/]|~[\\/])[^\n]*?):"
-    r"(?:line|línea|linea|Zeile|ligne|riga|regel|linha|lijn|rad|linje|wiersz|řádek|satır|строка|行号|行|줄)"
-    r" ?(?P<line>\d+)\s*$",
-    re.MULTILINE,
+# Two linear searches (the line suffix, then where the path starts) instead of one lazy match,
+# which is quadratic on a long hostile line.
+_LINE_SUFFIX_RE = re.compile(
+    r":(?:line|línea|linea|Zeile|ligne|riga|regel|linha|lijn|rad|linje|wiersz|řádek|satır|строка|行号|行|줄)"
+    r" ?(\d{1,9})\s*$"
 )
+_PATH_START_RE = re.compile(r"(?:^|(?<=\s))(?=[A-Za-z]:[\\/]|[\\/]|~[\\/])")
+MAX_FRAMES_SCANNED = 500
+
+
 def qualified_name(classname: str | None, name: str) -> str:
     """The full name for reports: `Class.Method` unless `name` is already qualified by it."""
     if not classname or name.startswith(classname + "."):
@@ -60,10 +65,14 @@ def first_frame_location(stack: str | None) -> tuple[str | None, int | None]:
     """File and line of the first stack frame that names a file, in any UI language."""
     if not stack:
         return None, None
-    m = _FRAME_FILE_RE.search(stack)
-    if m is None:
-        return None, None
-    return m.group("file").strip(), int(m.group("line"))
+    for frame in stack.splitlines()[:MAX_FRAMES_SCANNED]:
+        suffix = _LINE_SUFFIX_RE.search(frame)
+        if suffix is None:
+            continue
+        start = _PATH_START_RE.search(frame, 0, suffix.start())
+        if start is not None and start.start() < suffix.start():
+            return frame[start.start():suffix.start()].strip(), int(suffix.group(1))
+    return None, None
 
 
 def map_outcome(raw: str | None) -> Outcome:

@@ -632,3 +632,16 @@ def test_outcome_table_is_the_fourteen_xsd_values() -> None:
 ])
 def test_qualified_name(classname: str | None, name: str, full: str) -> None:
     assert qualified_name(classname, name) == full
+
+
+def test_hostile_digit_runs_do_not_raise() -> None:
+    assert parse_duration("9" * 5000 + ":00:00") is None
+    assert first_frame_location("   at A() in /x.cs:line " + "9" * 5000) == (None, None)
+
+
+def test_hostile_one_line_stack_is_not_scanned_quadratically() -> None:
+    # 1 MB of " /" on one line would take hours with a naive lazy match
+    assert first_frame_location(" /" * 500_000 + "x") == (None, None)
+    assert first_frame_location(" /" * 500_000 + ":line 1") == ("/ /" + " /" * 499_998, 1)
+    assert first_frame_location((" /:line 1" * 100_000) + " x") == (None, None)
+    assert first_frame_location(" /" * 500_000 + "\n   at A() in /x.cs:line 3") == ("/x.cs", 3)
