@@ -71,48 +71,81 @@ def detect_encoding(head: bytes) -> tuple[str, int]:
     return "utf-8", 0
 
 
+# Whole-block (multi-line) forms of the per-line rules: applied to many complete lines at once,
+# so the common case costs a few C-level passes per megabyte instead of Python work per line.
+_GHA_TIMESTAMP_BLOCK_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?", re.MULTILINE)
+_GHA_COMMAND_BLOCK_RE = re.compile(
+    r"^##\[(?:group|endgroup|section|command|debug|error|warning|notice|info)\]", re.MULTILINE
+)
+_BUILDKIT_STEP_BLOCK_RE = re.compile(r"^#\d+ \d+\.\d+ ", re.MULTILINE)
+_BUILDKIT_RECAP_BLOCK_RE = re.compile(r"^\d+\.\d+ ", re.MULTILINE)
+_GITLAB_SECTION_BLOCK_RE = re.compile(r"^section_(?:start|end):\d+:[^\s]*", re.MULTILINE)
+# Controls as in _CONTROL_RE, but LF survives (it separates the block's lines).
+_CONTROL_BLOCK_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
+_ASCII_CONTROLS = bytes([*range(0, 9), *range(11, 32), 127])
+
+
 class LineCleaner:
-    """Strips CI/terminal wrapping from one line. Stateful only to learn that a log is BuildKit's."""
+    """Strips CI/terminal wrapping from lines. Stateful only to learn that a log is BuildKit's."""
 
     def __init__(self, info: EnvelopeInfo) -> None:
         self.info = info
 
     def clean(self, line: str) -> str:
-        if "\r" in line:
-            # A bare CR means the terminal overwrote the line: what remains visible is the last part.
-            # GitLab's `\e[0Ksection_start:..\r\e[0KHeader` resolves to the header this way.
-            parts = [p for p in line.split("\r") if _ANSI_RE.sub("", p).strip()]
-            line = parts[-1] if parts else ""
-        if "\x1b" in line or "\x9b" in line:
+        """One line (no LF inside)."""
+        return self.clean_block(line)
+
+    def clean_block(self, block: str) -> str:
+        """Complete lines joined by LF (no CR-LF pairs left); returns them cleaned, still LF-joined."""
+        if "\r" in block:
+            lines = block.split("\n")
+            block = "\n".join(_resolve_overwrites(line) if "\r" in line else line for line in lines)
+        if "\x1b" in block or "\x9b" in block:
             self.info.ansi = True
-            line = _ANSI_RE.sub("", line)
-        if line[:2].isdigit() and line[:4].isdigit():
-            m = _GHA_TIMESTAMP_RE.match(line)
-            if m:
+            block = _ANSI_RE.sub("", block)
+        if "Z " in block or "Z\n" in block or block.endswith("Z"):
+            block, n = _GHA_TIMESTAMP_BLOCK_RE.subn("", block)
+            if n:
                 self.info.github_actions = True
-                line = line[m.end() :]
-        if line.startswith("##["):
-            m = _GHA_COMMAND_RE.match(line)
-            if m:
-                line = line[m.end() :]
-        elif line.startswith("#"):
-            m = _BUILDKIT_STEP_RE.match(line)
-            if m:
+        if "##[" in block:
+            block = _GHA_COMMAND_BLOCK_RE.sub("", block)
+        if "#" in block:
+            block, n = _BUILDKIT_STEP_BLOCK_RE.subn("", block)
+            if n:
                 self.info.buildkit = True
-                line = line[m.end() :]
-        elif self.info.buildkit and line[:1].isdigit():
-            m = _BUILDKIT_RECAP_RE.match(line)
-            if m:
-                line = line[m.end() :]
-        if line.startswith("section_"):
-            line = _GITLAB_SECTION_RE.sub("", line)
-        if _CONTROL_RE.search(line):
-            line = _CONTROL_RE.sub("", line)
-        return line
+        if self.info.buildkit:
+            block = _BUILDKIT_RECAP_BLOCK_RE.sub("", block)
+        if "section_" in block:
+            block = _GITLAB_SECTION_BLOCK_RE.sub("", block)
+        if block.isascii():
+            # Fast path for the common case: only C0/DEL can hide in ASCII, and bytes.translate finds them.
+            ascii_bytes = block.encode("ascii")
+            if len(ascii_bytes.translate(None, _ASCII_CONTROLS)) == len(ascii_bytes):
+                return block
+        return _CONTROL_BLOCK_RE.sub("", block)
+
+
+def _resolve_overwrites(line: str) -> str:
+    """A bare CR means the terminal overwrote the line: what remains visible is the last part.
+
+    GitLab's `\\e[0Ksection_start:..\\r\\e[0KHeader` resolves to the header this way.
+    """
+    parts = [p for p in line.split("\r") if _ANSI_RE.sub("", p).strip()]
+    return parts[-1] if parts else ""
 
 
 def iter_raw_lines(stream: BinaryIO, info: EnvelopeInfo, max_bytes: int | None = None) -> Iterator[str]:
     """Decode and split a byte stream into lines (without line terminators), bounded in length."""
+    for block in iter_raw_blocks(stream, info, max_bytes):
+        yield from _split_bounded(block, info)
+
+
+def iter_raw_blocks(stream: BinaryIO, info: EnvelopeInfo, max_bytes: int | None = None) -> Iterator[str]:
+    """Decoded text in blocks of complete lines joined by LF (CR-LF folded).
+
+    A line longer than MAX_LINE_CHARS with no LF in sight is produced cut, and its rest skipped,
+    so memory stays bounded; shorter over-long lines are cut when the block is split.
+    """
     first = stream.read(CHUNK_BYTES if max_bytes is None else min(CHUNK_BYTES, max_bytes))
     encoding, bom = detect_encoding(first)
     info.encoding, info.bom = encoding, bom > 0
@@ -125,20 +158,21 @@ def iter_raw_lines(stream: BinaryIO, info: EnvelopeInfo, max_bytes: int | None =
         final = not chunk
         text = decoder.decode(chunk, final=final)
         if text:
-            pieces = text.split("\n")
-            pieces[0] = pending + pieces[0]
-            pending = pieces.pop()
-            for piece in pieces:
+            text = pending + text
+            last_lf = text.rfind("\n")
+            if last_lf == -1:
+                pending = text
+            else:
+                pending, complete = text[last_lf + 1 :], text[:last_lf]
                 if skipping_rest:
+                    # The block starts with the tail of an over-long line whose head was produced.
                     skipping_rest = False
-                    continue
-                if piece.endswith("\r"):
-                    info.crlf = True
-                    piece = piece[:-1]
-                if len(piece) > MAX_LINE_CHARS:
-                    info.truncated_lines += 1
-                    piece = piece[:MAX_LINE_CHARS]
-                yield piece
+                    cut = complete.find("\n")
+                    complete = "" if cut == -1 else complete[cut + 1 :]
+                    if cut != -1:
+                        yield _fold_block(complete, info)
+                else:
+                    yield _fold_block(complete, info)
             if len(pending) > MAX_LINE_CHARS:
                 if not skipping_rest:
                     info.truncated_lines += 1
@@ -158,18 +192,37 @@ def iter_raw_lines(stream: BinaryIO, info: EnvelopeInfo, max_bytes: int | None =
         yield pending
 
 
+def _fold_block(block: str, info: EnvelopeInfo) -> str:
+    """CR-LF to LF for a block of complete lines."""
+    if "\r\n" in block or block.endswith("\r"):
+        info.crlf = True
+        block = block.replace("\r\n", "\n")
+        if block.endswith("\r"):
+            block = block[:-1]
+    return block
+
+
+def _split_bounded(block: str, info: EnvelopeInfo) -> list[str]:
+    """The block's lines, each cut at MAX_LINE_CHARS (max(map(len)) keeps the check in C)."""
+    lines = block.split("\n")
+    if len(block) > MAX_LINE_CHARS and max(map(len, lines)) > MAX_LINE_CHARS:
+        for i, line in enumerate(lines):
+            if len(line) > MAX_LINE_CHARS:
+                info.truncated_lines += 1
+                lines[i] = line[:MAX_LINE_CHARS]
+    return lines
+
+
 def iter_log_lines(stream: BinaryIO, info: EnvelopeInfo | None = None) -> Iterator[str]:
     """Clean lines of a log, envelope removed. `info` (if given) is filled in while reading."""
     info = info if info is not None else EnvelopeInfo()
     cleaner = LineCleaner(info)
-    for raw in iter_raw_lines(stream, info):
-        yield cleaner.clean(raw)
+    for block in iter_raw_blocks(stream, info):
+        yield from _split_bounded(cleaner.clean_block(block), info)
 
 
 def decode_head(head: bytes) -> list[str]:
     """Clean lines of the first bytes of a file, for sniffing the format."""
     import io
 
-    info = EnvelopeInfo()
-    cleaner = LineCleaner(info)
-    return [cleaner.clean(line) for line in iter_raw_lines(io.BytesIO(head), info)]
+    return list(iter_log_lines(io.BytesIO(head)))

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from ci_agent.envelope import HEAD_BYTES, EnvelopeInfo, decode_head, detect_encoding, iter_log_lines
 from ci_agent.errors import UsageError
@@ -117,7 +117,8 @@ def parse_stream(
     """Parse one input. Never raises for bad content: problems become run_errors."""
     head = stream.read(HEAD_BYTES)
     sniffed = sniff(head, forced)
-    body = _Rejoined(head, stream)
+    # _Rejoined implements the read() that every parser uses; BinaryIO is the parsers' declared type.
+    body = cast(BinaryIO, _Rejoined(head, stream))
     if sniffed.kind == "xml":
         if not sniffed.formats:
             root = xml_root_name(head)
@@ -134,8 +135,15 @@ def parse_stream(
             format="binary",
             run_errors=[RunError(source, "the file is binary, not a text log or an XML result file")],
         )
-    names = sniffed.formats or tuple(LOG_PARSERS)  # unknown log: let every log parser look at it
-    return parse_log(body, source, names)
+    if not sniffed.formats:
+        # Nothing recognised the head: let every log parser read it, and say so when none found anything.
+        result = parse_log(body, source, tuple(LOG_PARSERS))
+        if not (result.diagnostics or result.failures or result.counts or result.run_errors):
+            result.format = "unknown"
+            result.run_errors.append(RunError(
+                source, "not a format ci-agent reads (no build log, test log or result-file structure found)"))
+        return result
+    return parse_log(body, source, sniffed.formats)
 
 
 def parse_log(stream: BinaryIO, source: str, names: Iterable[str]) -> ParseResult:
