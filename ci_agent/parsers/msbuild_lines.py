@@ -119,13 +119,15 @@ def _split_origin(
     if subcategory and not _SUBCATEGORY_RE.fullmatch(subcategory):
         return None
     head = before[:colon]
-    if head.endswith(")"):
-        paren = head.rfind("(")
-        pos = _parse_position(head[paren + 1 : -1]) if paren > 0 else None
-        file = head[:paren].strip() if paren > 0 else ""
-        if pos is None or not file:
+    located = head.rstrip()  # MSBuild writes `file(1,2):`; cl.exe and the docs also `file(12) :`
+    if located.endswith(")"):
+        paren = located.rfind("(")
+        pos = _parse_position(located[paren + 1 : -1]) if paren > 0 else None
+        file = located[:paren].strip() if paren > 0 else ""
+        if pos is not None and file:
+            return file, None, pos, subcategory or None
+        if located == head:
             return None
-        return file, None, pos, subcategory or None
     if head.endswith(" "):
         # `file : ` (an event with a file but no line) or a tool origin `MSBUILD : `, `CSC : `.
         name = head.strip()

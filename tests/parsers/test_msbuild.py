@@ -182,6 +182,21 @@ def test_tfm_marker_on_posix_path() -> None:
     assert (d.line, d.column) == (69, 20)
 
 
+def test_classic_cl_position_with_a_space_before_the_colon() -> None:
+    # cl.exe / VS 2008 style, from a multi-node Visual Studio build log quoted in a public repository
+    d = only(r"1>..\..\..\..\src\modules\osgSim\generated_code\ImpostorSpriteManager.pypp.cpp(12) : error C2065: "
+             r"'ImpostorSpriteManager_wrapper' : undeclared identifier")
+    assert d.file == r"..\..\..\..\src\modules\osgSim\generated_code\ImpostorSpriteManager.pypp.cpp"
+    assert (d.line, d.column, d.code) == (12, None, "C2065")
+    assert d.message == "'ImpostorSpriteManager_wrapper' : undeclared identifier"
+
+
+def test_parentheses_in_a_file_name_without_position() -> None:
+    # Constructed: a `file : ` origin whose name ends in a parenthesis that is not a position.
+    d = only(r"C:\Program Files (x86)\Windows Kits\10\Tools (x64) : warning X1: m")
+    assert (d.file, d.line) == (r"C:\Program Files (x86)\Windows Kits\10\Tools (x64)", None)
+
+
 @pytest.mark.parametrize("bad", ["(a)", "(1,)", "(,1)", "(1-)", "(1,2,3,4,5)", "(1-2-3)", "()", "(１)"])
 def test_malformed_positions_are_not_diagnostics(bad: str) -> None:
     assert parse_header(TL_LINE.replace("(1,2,3,4)", bad)) is None
@@ -322,6 +337,7 @@ def test_two_trailing_markers_both_go() -> None:
     ],
 )
 def test_split_markers(text: str, message: str, project: str | None) -> None:
+    """Message tails (constructed): only a last bracket group that names a project file is a marker."""
     assert split_markers(text) == (message, project)
 
 
@@ -356,6 +372,7 @@ def test_posix_path_with_spaces() -> None:
 
 
 def test_error_word_inside_a_path_is_not_the_category() -> None:
+    # Constructed: the category words appear inside the path, after spaces, before the real one.
     d = only(r"C:\src\error handling\warning\Errors.cs(3,4): warning CS0168: The variable 'e' is declared but never "
              r"used [C:\src\error handling\App.csproj]")
     assert d.file == r"C:\src\error handling\warning\Errors.cs"
