@@ -114,6 +114,25 @@ def _occurrences(needle: list[str], haystack: list[str]) -> list[int]:
             if haystack[k] == first and haystack[k : k + size] == needle]
 
 
+def _fit_trailing_whitespace(hunk: Hunk, disk_lines: list[str]) -> Hunk:
+    """Take context and removed lines from disk when they differ only in trailing whitespace.
+
+    Models (and chat front-ends) drop the indentation of blank lines and trailing spaces, and
+    git then refuses the hunk. Only when the hunk's old side fits nowhere exactly but fits
+    modulo trailing whitespace; added lines are never touched.
+    """
+    old = _old_side(hunk)
+    if not old or _occurrences(old, disk_lines):
+        return hunk
+    found = _occurrences([line.rstrip() for line in old], [line.rstrip() for line in disk_lines])
+    if not found:
+        return hunk
+    at = min(found, key=lambda k: abs(k + 1 - hunk.old_start)) if hunk.old_start > 0 else found[0]
+    exact = iter(disk_lines[at : at + len(old)])
+    lines = [line[0] + next(exact) if line[:1] in (" ", "-") else line for line in hunk.lines]
+    return replace(hunk, lines=tuple(lines))
+
+
 def _context_runs(hunk: Hunk) -> tuple[int, int]:
     """How many context lines the hunk has before its first and after its last change."""
     body = [line for line in hunk.lines if not line.startswith("\\")]
@@ -194,7 +213,8 @@ def fit_file(fp: FilePatch, data: bytes | None) -> FilePatch:
     disk_lines = text.split("\n")
     if not ends_without_newline:
         disk_lines = disk_lines[:-1]
-    hunks = [_add_context(_locate(_fit_eol(h, style), disk_lines), disk_lines) for h in fp.hunks]
+    hunks = [_add_context(_fit_trailing_whitespace(_locate(_fit_eol(h, style), disk_lines), disk_lines),
+                          disk_lines) for h in fp.hunks]
     if ends_without_newline:
         hunks[-1] = _fit_no_final_newline(hunks[-1], disk_lines)
     return replace(fp, hunks=tuple(hunks))

@@ -301,7 +301,9 @@ class _FileBuilder:
             hunks=hunks,
             old_mode=self.old_mode,
             new_mode=self.new_mode,
-            rename=self.rename_from is not None and old != new,
+            # different names on the two sides are a rename whatever the headers say: git
+            # applies `diff --git a/x b/y` as one, so the policy must see it as one too
+            rename=old is not None and new is not None and old != new and not self.copy,
             copy=self.copy,
             binary=self.binary,
             mentioned=tuple(dict.fromkeys(_clean_path(p) for p in mentioned)),

@@ -298,3 +298,13 @@ def test_blank_context_lines_without_their_space(tmp_path: Path) -> None:
              "-    return 1\n+    return 2\n")
     assert apply_patch(patch, repo.path, PatchSettings()).ok
     assert repo.read("a.py") == b"import os\n\n\ndef f():\n    return 2\n"
+
+
+def test_context_lines_that_lost_trailing_whitespace(tmp_path: Path) -> None:
+    source = "class A\n{\n    void F()\n    {\n        \n        Run(); \n    }\n}\n"
+    repo = make_repo(tmp_path / "r", {"A.cs": source})
+    # the model dropped the blank line's indentation and Run();'s trailing space
+    patch = "--- a/A.cs\n+++ b/A.cs\n@@ -4,4 +4,4 @@\n     {\n \n-        Run();\n+        Run(1);\n     }\n"
+    verdict = apply_patch(patch, repo.path, PatchSettings())
+    assert verdict.ok, verdict.rejections
+    assert repo.read("A.cs").decode() == source.replace("Run(); ", "Run(1);")

@@ -98,6 +98,7 @@ CASES: list[tuple[str, str, str]] = [
     ("deletion", "--- a/README.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-# demo\n", "file.deletion"),
     ("rename", "diff --git a/README.md b/docs/README.md\nsimilarity index 100%\nrename from README.md\n"
      "rename to docs/README.md\n", "file.rename"),
+    ("implicit-rename", "--- a/README.md\n+++ b/NOTES.md\n@@ -1 +1 @@\n-# demo\n+# notes\n", "file.rename"),
     ("duplicate", edit("README.md") + edit("README.md"), "patch.duplicate_file"),
     ("too-many-files", "".join(new_file(f"src/f{n}.txt") for n in range(11)), "size.files"),
     ("too-many-lines", "--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,201 @@\n" + "+x\n" * 201, "size.lines"),
