@@ -27,16 +27,9 @@ from typing import Any, BinaryIO
 from lxml import etree
 
 from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
-from ci_agent.parsers.trx_fields import (
-    KNOWN_RESULT_KINDS,
-    OUTCOMES,
-    first_frame_location,
-    map_outcome,
-    parse_duration,
-)
+from ci_agent.parsers.trx_fields import KNOWN_RESULT_KINDS, OUTCOMES, child, make_case, map_outcome
 from ci_agent.parsers.xmlsafe import SanitizingReader, clear_element, iterparse, local_name, text_of
 
-STDOUT_LIMIT = 4096
 RUN_TEXT_LIMIT = 4096
 MAX_RUN_INFOS = 20
 
@@ -78,6 +71,8 @@ class _State:
     run_outcome: str | None = None
     run_infos: list[_RunInfo] = field(default_factory=list)
     echo_run_infos: int = 0
+    fail_echoes: list[str] = field(default_factory=list)  # xUnit "[FAIL]" RunInfo texts (first few)
+    fail_echo_count: int = 0
     run_stdout: str | None = None
     counters_total: int | None = None
     passed_but_run_aborted: int = 0
@@ -90,51 +85,6 @@ class _State:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
-
-
-def _child(elem: Any, name: str) -> Any:
-    """The first child with this local name, in any namespace or none."""
-    return elem.find("{*}" + name)
-
-
-def _text(elem: Any) -> str | None:
-    if elem is None:
-        return None
-    return text_of(elem)
-
-
-def _read_output(result: Any) -> tuple[str | None, str | None, str | None]:
-    """(message, stack, stdout) from a result's Output; stdout bounded, StdErr appended."""
-    output = _child(result, "Output")
-    if output is None:
-        return None, None, None
-    error_info = _child(output, "ErrorInfo")
-    message = _text(_child(error_info, "Message")) if error_info is not None else None
-    stack = _text(_child(error_info, "StackTrace")) if error_info is not None else None
-    stdout = _text(_child(output, "StdOut"))
-    stderr = _text(_child(output, "StdErr"))
-    if stderr:
-        stdout = f"{stdout or ''}\n[stderr]\n{stderr}" if stdout else f"[stderr]\n{stderr}"
-    if stdout is not None and len(stdout) > STDOUT_LIMIT:
-        stdout = stdout[:STDOUT_LIMIT] + "\n[... output cut ...]"
-    return message, stack, stdout
-
-
-def _make_case(result: Any) -> TestCase:
-    raw = result.get("outcome")
-    message, stack, stdout = _read_output(result)
-    file, line = first_frame_location(stack)
-    name = result.get("testName") or result.get("name") or result.get("testId") or "(unnamed test)"
-    return TestCase(
-        name=name,
-        outcome=map_outcome(raw),
-        message=message,
-        stack=stack,
-        file=file,
-        line=line,
-        duration_s=parse_duration(result.get("duration")),
-        stdout=stdout,
-    )
 
 
 def _record_leaf(state: _State, result: Any, kind: str) -> None:
@@ -150,7 +100,7 @@ def _record_leaf(state: _State, result: Any, kind: str) -> None:
     bucket = "failed" if outcome.is_failure else "passed" if outcome is Outcome.PASSED else "skipped"
     state.counts[bucket] += 1
     if outcome.is_failure or state.keep_cases:
-        _keep(state, result, _make_case(result))
+        _keep(state, result, make_case(result))
 
 
 def _keep(state: _State, result: Any, case: TestCase) -> None:
@@ -166,7 +116,7 @@ def _end_result(state: _State, result: Any, kind: str, frame: list[int]) -> None
         failed = map_outcome(result.get("outcome")).is_failure
     else:
         failed = child_failures > 0
-        case = _make_case(result)
+        case = make_case(result)
         # A failing parent whose rows all passed still failed (its own ErrorInfo): never lose it.
         if case.outcome.is_failure and child_failures == 0:
             state.failing_parents += 1
@@ -201,10 +151,14 @@ def _end_definition(state: _State, definition: Any) -> None:
 
 
 def _end_run_info(state: _State, info: Any) -> None:
-    text_elem = _child(info, "Text")
+    text_elem = child(info, "Text")
     text = (text_of(text_elem) if text_elem is not None else text_of(info)).strip()
     if _ECHO_RE.search(text):
         state.echo_run_infos += 1
+        if text.endswith("[FAIL]"):
+            state.fail_echo_count += 1
+            if len(state.fail_echoes) < 3:
+                state.fail_echoes.append(text[:300])
     elif len(state.run_infos) < MAX_RUN_INFOS:
         state.run_infos.append(_RunInfo(info.get("outcome") or "", text[:RUN_TEXT_LIMIT]))
 
@@ -331,6 +285,12 @@ def _run_level(state: _State, notes: list[str]) -> None:
         state.run_errors.append(RunError(state.source, message))
     elif infos and not errors:
         notes.append("run info: " + "; ".join(f"{i.outcome}: {i.text[:200]}" for i in infos[:5]))
+    if state.fail_echo_count > failed_tests and not state.unreadable:
+        # xUnit echoed more failures than the file has results for: results went missing.
+        shown = "; ".join(state.fail_echoes)
+        message = (f"xUnit reported {state.fail_echo_count} failed test(s) but the file holds "
+                   f"{failed_tests} failing result(s); missing results (first echoes: {shown})")
+        state.run_errors.append(RunError(state.source, message))
     if state.passed_but_run_aborted:
         aborted = state.passed_but_run_aborted
         message = f"the test run was aborted ({aborted} test(s) with outcome PassedButRunAborted)"

@@ -1,4 +1,4 @@
-"""Field-level TRX rules: outcomes, durations, frame locations, names (pure functions).
+"""Field-level TRX rules: outcomes, durations, frame locations, names, one result's Output.
 
 Kept apart from the streaming walk in `trx.py` so other parts (distill, renderers) can reuse
 them without the parser.
@@ -7,8 +7,13 @@ them without the parser.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from ci_agent.model import Outcome
+from ci_agent.model import Outcome, TestCase
+from ci_agent.parsers.xmlsafe import local_name, text_of
+
+STDOUT_LIMIT = 4096
+_OTHER_STREAMS = (("stderr", "StdErr"), ("debug trace", "DebugTrace"), ("messages", "TextMessages"))
 
 OUTCOMES: dict[str, Outcome] = {
     "Passed": Outcome.PASSED,
@@ -80,3 +85,58 @@ def map_outcome(raw: str | None) -> Outcome:
     if raw is None:
         return Outcome.ERROR
     return OUTCOMES.get(raw.strip(), Outcome.ERROR)
+
+
+def child(elem: Any, name: str) -> Any:
+    """The first child with this local name, in any namespace or none."""
+    return elem.find("{*}" + name)
+
+
+def _stream_text(elem: Any) -> str | None:
+    """Text of an output stream; TextMessages holds one <Message> per line."""
+    if elem is not None and len(elem) and all(local_name(m.tag) == "Message" for m in elem):
+        return "\n".join(text_of(m).strip() for m in elem)
+    return _text(elem)
+
+
+def _text(elem: Any) -> str | None:
+    if elem is None:
+        return None
+    return text_of(elem)
+
+
+def read_output(result: Any) -> tuple[str | None, str | None, str | None]:
+    """(message, stack, output) from a result's Output. The console output is StdOut, then the
+    other streams under headings (StdErr, DebugTrace, MSTest v1 TextMessages), bounded."""
+    output = child(result, "Output")
+    if output is None:
+        return None, None, None
+    error_info = child(output, "ErrorInfo")
+    message = _text(child(error_info, "Message")) if error_info is not None else None
+    stack = _text(child(error_info, "StackTrace")) if error_info is not None else None
+    parts = [_text(child(output, "StdOut")) or ""]
+    for heading, name in _OTHER_STREAMS:
+        text = _stream_text(child(output, name))
+        if text and text.strip():
+            parts.append(f"[{heading}]\n{text}")
+    console = "\n".join(p for p in parts if p) or None
+    if console is not None and len(console) > STDOUT_LIMIT:
+        console = console[:STDOUT_LIMIT] + "\n[... output cut ...]"
+    return message, stack, console
+
+
+def make_case(result: Any) -> TestCase:
+    raw = result.get("outcome")
+    message, stack, stdout = read_output(result)
+    file, line = first_frame_location(stack)
+    name = result.get("testName") or result.get("name") or result.get("testId") or "(unnamed test)"
+    return TestCase(
+        name=name,
+        outcome=map_outcome(raw),
+        message=message,
+        stack=stack,
+        file=file,
+        line=line,
+        duration_s=parse_duration(result.get("duration")),
+        stdout=stdout,
+    )

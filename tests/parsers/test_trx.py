@@ -645,3 +645,26 @@ def test_hostile_one_line_stack_is_not_scanned_quadratically() -> None:
     assert first_frame_location(" /" * 500_000 + ":line 1") == ("/ /" + " /" * 499_998, 1)
     assert first_frame_location((" /:line 1" * 100_000) + " x") == (None, None)
     assert first_frame_location(" /" * 500_000 + "\n   at A() in /x.cs:line 3") == ("/x.cs", 3)
+
+
+def test_text_messages_and_stderr_follow_stdout_under_headings() -> None:
+    (mstest_v1,) = cases(fixture(f"{MSTEST_PLUGIN}JENKINS-17506.trx"))
+    assert mstest_v1.stdout == (
+        "[messages]\ngiven RomanCalc object exists\nwhen args I and II are passed to the Add Method\n"
+        "then III is returned"
+    )
+    (nunit,) = cases(fixture(f"{TRX2JUNIT}trx/nunit-with-stderr.trx"))
+    assert nunit.stdout == "[stderr]\nmessage written to stderr"  # by eye from the file
+
+
+def test_more_xunit_fail_echoes_than_failing_results_is_a_run_error() -> None:
+    # synthetic: xUnit echoed two failures, but only one result made it into the file
+    echo = '<RunInfo outcome="Error"><Text>[xUnit.net 00:00:01.00]     Ns.C.{} [FAIL]</Text></RunInfo>'
+    result = parse_bytes(synthetic_trx(
+        '<UnitTestResult testName="Ns.C.A" outcome="Failed"/>',
+        tail=f'<ResultSummary outcome="Failed"><RunInfos>{echo.format("A")}{echo.format("B")}</RunInfos>'
+             "</ResultSummary>",
+    ))
+    (error,) = result.run_errors
+    assert error.message.startswith("xUnit reported 2 failed test(s) but the file holds 1 failing result(s)")
+    assert "Ns.C.B [FAIL]" in error.message
