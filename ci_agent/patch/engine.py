@@ -14,8 +14,9 @@ from ci_agent.config import PatchSettings
 from ci_agent.patch.apply import ApplyError, apply_atomically, check
 from ci_agent.patch.extract import extract_diff, fit_to_repo
 from ci_agent.patch.gates import run_gates
-from ci_agent.patch.parse import Patch, PatchParseError, Rejection, parse_patch, render_patch
+from ci_agent.patch.parse import Patch, PatchParseError, Rejection, parse_patch
 from ci_agent.patch.policy import hooks_dir_of, police
+from ci_agent.patch.render import render_patch
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ci_agent.patch.extract import extract_diff, fit_file
-from ci_agent.patch.parse import PatchParseError, parse_patch, quote, render_patch, unquote
+from ci_agent.patch.parse import PatchParseError, parse_patch, unquote
+from ci_agent.patch.render import quote, render_patch
 
 GIT_STYLE = """diff --git a/src/x.cs b/src/x.cs
 index 83db48f..bf269f4 100644
