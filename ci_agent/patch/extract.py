@@ -34,12 +34,15 @@ def _fenced_blocks(text: str) -> list[tuple[str, str]]:
         body: list[str] = []
         i += 1
         while i < len(lines):
-            stripped = lines[i].rstrip("\r").strip()
-            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
-                break
             line = lines[i]
             # a fence indented inside a list item indents its body too
-            body.append(line[indent:] if line[:indent].isspace() else line)
+            line = line[indent:] if line[:indent].isspace() else line
+            # The closing fence must start at the opening fence's column: a diff context line
+            # " ```" (a Markdown file's own fence, one space in) must not end the block.
+            closing = line.rstrip("\r").rstrip()
+            if closing.startswith(fence) and not closing.strip(fence[0]):
+                break
+            body.append(line)
             i += 1
         blocks.append((info, "\n".join(body)))
         i += 1

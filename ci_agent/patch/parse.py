@@ -202,9 +202,12 @@ def _is_hunk_line(line: str) -> bool:
 
 def _starts_file(lines: list[str], i: int) -> bool:
     line = lines[i]
-    if line.startswith("diff --git ") or line.startswith("diff -"):
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    if line.startswith("diff --git "):
         return True
-    return line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")
+    if line.startswith("diff -"):  # `diff -u old new` from diff(1), if its --- line follows
+        return nxt.startswith("--- ")
+    return line.startswith("--- ") and nxt.startswith("+++ ")
 
 
 def _take_hunk(lines: list[str], i: int, declared: tuple[int, int] | None) -> tuple[list[str], int]:
@@ -223,8 +226,6 @@ def _take_hunk(lines: list[str], i: int, declared: tuple[int, int] | None) -> tu
         if line.startswith("@@") or (not _is_hunk_line(line)):
             break
         if (counts_met or declared is None) and _starts_file(lines, j):
-            break
-        if line.startswith("diff --git "):
             break
         run.append(line)
         if line == "" or line[0] in " -":

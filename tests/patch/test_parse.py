@@ -120,3 +120,17 @@ def test_fit_crlf_and_no_final_newline() -> None:
     fitted = fit_file(fp, b"x\r\ny")
     assert fitted.hunks[0].lines == (" x\r", "-y", "\\ No newline at end of file", "+z",
                                      "\\ No newline at end of file")
+
+
+def test_prose_mentioning_diff_is_not_a_file() -> None:
+    text = "I ran diff -u on it.\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+    assert parse_patch(text).paths == ("x",)
+    text = "diff -u a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+    assert parse_patch(text).paths == ("x",)
+
+
+def test_diff_of_a_markdown_file_with_its_own_fences() -> None:
+    answer = ("```diff\n--- a/README.md\n+++ b/README.md\n@@ -1,3 +1,3 @@\n ```bash\n-make\n+make test\n ```\n```\n"
+              "Done.")
+    (fp,) = parse_patch(extract_diff(answer)).files
+    assert fp.hunks[0].lines == (" ```bash", "-make", "+make test", " ```")
