@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO
 
 from lxml import etree
@@ -33,7 +33,9 @@ from ci_agent.parsers.xmlsafe import SanitizingReader, clear_element, iterparse,
 RUN_TEXT_LIMIT = 4096
 MAX_RUN_INFOS = 20
 
-_NOTED_OUTCOMES = frozenset({"Warning", "Completed", "InProgress", "Pending", "NotRunnable", "Disconnected"})
+# Outcomes worth a note: mapped by a decision of ours rather than an obvious equivalent.
+_NOTED_OUTCOMES = frozenset({"Warning", "Completed", "InProgress", "Pending", "NotRunnable", "Disconnected",
+                             "Inconclusive", "PassedButRunAborted"})
 _FAILING_RUN_OUTCOMES = frozenset({"Failed", "Error", "Aborted", "Timeout", "Disconnected"})
 # xUnit under VSTest echoes every failed/skipped test as a RunInfo; MTP exit code 2 means
 # "some test failed". Both repeat test failures we already report.
@@ -116,12 +118,13 @@ def _end_result(state: _State, result: Any, kind: str, frame: list[int]) -> None
         failed = map_outcome(result.get("outcome")).is_failure
     else:
         failed = child_failures > 0
-        case = make_case(result)
-        # A failing parent whose rows all passed still failed (its own ErrorInfo): never lose it.
-        if case.outcome.is_failure and child_failures == 0:
+        raw = result.get("outcome")
+        # A parent that says it failed while all its rows passed (its own setup ErrorInfo) still
+        # failed: never lose it. A parent without an outcome defers to its rows.
+        if raw is not None and map_outcome(raw).is_failure and child_failures == 0:
             state.failing_parents += 1
             state.counts["failed"] += 1
-            _keep(state, result, case)
+            _keep(state, result, make_case(result))
             failed = True
     if state.open_results:
         parent = state.open_results[-1]
@@ -306,7 +309,7 @@ def _tail(text: str | None, lines: int = 20) -> str | None:
 def _notes(state: _State, reader: SanitizingReader) -> list[str]:
     notes: list[str] = []
     for raw, n in sorted(state.raw_outcomes.items()):
-        if raw.startswith("(") or raw in _NOTED_OUTCOMES or raw in ("Inconclusive", "PassedButRunAborted"):
+        if raw.startswith("(") or raw in _NOTED_OUTCOMES:
             mapped = "error" if raw.startswith("(") else map_outcome(raw).value
             notes.append(f"{n} result(s) with outcome {raw} counted as {mapped}")
     for kind, n in sorted(state.unknown_kinds.items()):
@@ -329,11 +332,7 @@ def _resolve(state: _State) -> list[TestCase]:
     cases: list[TestCase] = []
     for pending in state.kept:
         class_name = state.classes.get(pending.test_id or "") or state.classes.get(pending.execution_id or "")
-        case = pending.case
-        if class_name is not None:
-            case = TestCase(case.name, case.outcome, class_name, case.message, case.stack, case.file,
-                            case.line, case.duration_s, case.stdout)
-        cases.append(case)
+        cases.append(pending.case if class_name is None else replace(pending.case, classname=class_name))
     return cases
 
 
