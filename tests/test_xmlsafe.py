@@ -300,3 +300,25 @@ def test_outcome_of_repaired_file_is_kept(tmp_path: Path) -> None:
     expected = [(Outcome.FAILED, "obfuscated \ufffd\ufffd frame")]
     assert [(c.outcome, c.message) for c in result.failures] == expected
     assert any(n.startswith("repaired 2 ") for n in result.notes)
+
+
+ILLEGAL_REFS = ["&#x0;", "&#x8;", "&#xB;", "&#x1F;", "&#31;", "&#xD800;", "&#xdfff;", "&#55296;", "&#xFFFE;",
+                "&#65535;", "&#x110000;", "&#1114112;", "&#x0000001F;"]
+LEGAL_REFS = ["&#x9;", "&#xA;", "&#xD;", "&#10;", "&#x7F;", "&#x85;", "&#xD7FF;", "&#xE000;", "&#xFFFD;",
+              "&#x1F600;", "&#1114111;", "&#x10FFFF;"]
+
+
+@pytest.mark.parametrize("ref", ILLEGAL_REFS)
+def test_every_kind_of_illegal_reference_is_replaced(ref: str) -> None:
+    with pytest.raises(etree.XMLSyntaxError):
+        etree.fromstring(f"<a>{ref}</a>".encode())  # libxml2 refuses it as written
+    reader = SanitizingReader(io.BytesIO(f"<a>{ref}</a>".encode()))
+    out = read_all(reader)
+    assert out == b"<a>&#xFFFD;</a>" and reader.repairs == 1
+    assert etree.fromstring(out).text == "\ufffd"
+
+
+@pytest.mark.parametrize("ref", LEGAL_REFS)
+def test_legal_references_are_untouched(ref: str) -> None:
+    reader = SanitizingReader(io.BytesIO(f"<a>{ref}</a>".encode()))
+    assert read_all(reader) == f"<a>{ref}</a>".encode() and reader.repairs == 0

@@ -19,8 +19,14 @@ from lxml import etree
 CHUNK_BYTES = 1 << 20
 # Illegal in XML 1.0: C0 controls other than TAB, LF, CR. As raw bytes and as character references.
 _ILLEGAL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 13))
+# Also surrogate halves (U+D800-DFFF), U+FFFE/FFFF and beyond U+10FFFF, which libxml2 refuses
+# just the same ("invalid xmlChar value") and a .NET writer with CheckCharacters off emits.
 _ILLEGAL_CHARREF_RE = re.compile(
-    rb"&#(?:x0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F])|0*(?:[0-8]|1[124-9]|2[0-9]|3[01]));"
+    rb"&#(?:[xX]0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F]|[dD][89a-fA-F][0-9a-fA-F]{2}|[fF]{3}[eEfF]"
+    rb"|1[1-9a-fA-F][0-9a-fA-F]{4}|[2-9a-fA-F][0-9a-fA-F]{5}|[1-9a-fA-F][0-9a-fA-F]{6,})"
+    rb"|0*(?:[0-8]|1[124-9]|2[0-9]|3[01]|5529[6-9]|55[3-9][0-9]{2}|56[0-9]{3}|57[0-2][0-9]{2}"
+    rb"|573[0-3][0-9]|5734[0-3]|6553[45]|111411[2-9]|11141[2-9][0-9]|1114[2-9][0-9]{2}"
+    rb"|111[5-9][0-9]{3}|11[2-9][0-9]{4}|1[2-9][0-9]{5}|[2-9][0-9]{6}|[1-9][0-9]{7,}));"
 )
 _REPLACEMENT_REF = b"&#xFFFD;"
 # A character reference is at most ~12 bytes; keep a tail that might be one cut in half.
