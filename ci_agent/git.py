@@ -109,6 +109,11 @@ def apply(
     return git(repo, args, stdin=patch, timeout=timeout)
 
 
+def git_path(repo: str | Path, name: str) -> str:
+    """Where `.git/<name>` really is (worktrees and GIT_DIR move it); relative to `repo`."""
+    return git_ok(repo, ["rev-parse", "--git-path", name]).strip()
+
+
 def write_tree(repo: str | Path) -> str:
     """The tree object of the current index (used to put the index back exactly)."""
     return git_ok(repo, ["write-tree"]).strip()

@@ -126,24 +126,34 @@ def apply_atomically(repo: Path, patch_text: str, paths: Iterable[str], *, rever
     complaint = check(repo, patch_text, reverse=reverse)
     if complaint is not None:
         raise ApplyError(complaint)
-    tree = git.write_tree(repo)
+    index = Path(repo, git.git_path(repo, "index"))
+    lock = Path(repo, git.git_path(repo, "index.lock"))
+    index_bytes = index.read_bytes() if index.exists() else None
+    lock_was_there = lock.exists()
     saved, existing_dirs = _save(repo, paths)
     try:
         result = git.apply(repo, patch_text, reverse=reverse)
     except BaseException:
-        _put_back(repo, tree, saved, existing_dirs)
+        _put_back(repo, (index, index_bytes), saved, existing_dirs)
         raise
     if not result.ok:
-        _put_back(repo, tree, saved, existing_dirs)
-        raise ApplyError(git_complaint(result.stderr) or "git apply failed")
+        if result.timed_out and not lock_was_there and lock.exists():
+            lock.unlink()  # left by the git we killed, not by anyone else
+        _put_back(repo, (index, index_bytes), saved, existing_dirs)
+        raise ApplyError(git_complaint(result.stderr) or "git apply failed or timed out")
 
 
-def _put_back(repo: Path, tree: str, saved: list[_Saved], existing_dirs: set[str]) -> None:
-    git.read_tree(repo, tree)
+def _put_back(repo: Path, index: tuple[Path, bytes | None], saved: list[_Saved],
+              existing_dirs: set[str]) -> None:
+    """The index file byte for byte (flags, intent-to-add entries and all), then the files."""
+    path, data = index
+    if data is None:
+        path.unlink(missing_ok=True)
+    else:
+        temporary = path.with_name(path.name + ".ci-agent-restore")
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
     _restore(repo, saved, existing_dirs)
-    # read-tree forgets the stat data of the files we just rewrote; refresh it so the index
-    # matches the work tree again (`git status` would show them as modified otherwise)
-    git.git(repo, ["update-index", "-q", "--refresh"])
 
 
 def rollback(repo: Path, patch_text: str, paths: Iterable[str]) -> None:
@@ -170,8 +180,14 @@ def _one_line(value: str) -> str:
     return " ".join("".join(c if c.isprintable() else " " for c in value).split())[:200]
 
 
+# Our own trailers are the attempt budget's durable state: nobody else may write them, least
+# of all a model's summary ending in "CI-Agent-Attempt: 0".
+_OWN_TRAILER = re.compile(r"^\s*ci-agent-[\w-]*\s*[:=#]", re.I | re.M)
+
+
 def commit(repo: Path, settings: CommitSettings, message: str, trailers: Trailers) -> str:
     """Commit the index with the configured identity and the ci-agent trailers; the new id."""
+    message = "\n".join(line for line in message.split("\n") if not _OWN_TRAILER.match(line))
     subject, _, body = message.strip().partition("\n")
     text = _one_line(subject) or "ci-agent: fix the failing build"
     if body.strip():
