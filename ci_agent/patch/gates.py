@@ -48,7 +48,8 @@ _TRIVIAL_ASSERTION = re.compile(
 _SUPPRESSION = re.compile(
     r"#\s*pragma\s+warning\s+disable|<\s*NoWarn\s*>|\bNoWarn\s*=|\[\s*(assembly\s*:\s*)?"
     r"SuppressMessage|#\s*noqa\b|#\s*type:\s*ignore|eslint-disable|@ts-(ignore|nocheck)|"
-    r"#!?\[\s*allow\s*\(|//\s*nolint\b|@SuppressWarnings\b|#\s*pylint:\s*disable"
+    r"#!?\[\s*allow\s*\(|//\s*nolint\b|@SuppressWarnings\b|#\s*pylint:\s*disable|"
+    r"dotnet_diagnostic\.\w+\.severity\s*=\s*(none|silent|suggestion)\b"  # .editorconfig
 )
 _STRICTNESS_OFF = re.compile(
     r"<\s*TreatWarningsAsErrors\s*>\s*false|<\s*Nullable\s*>\s*(disable|annotations)|"

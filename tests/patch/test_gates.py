@@ -56,6 +56,7 @@ FILES: dict[str, str | bytes] = {
     "src/App/App.csproj": CSPROJ,
     "src/App/Loader.cs": CODE,
     "app/loader.py": PY_CODE,
+    ".editorconfig": "[*.cs]\nindent_style = space\n",
 }
 
 
@@ -102,6 +103,9 @@ GATE_CASES: list[tuple[str, str, str, str]] = [
     ("nowarn", hunk("src/App/App.csproj", "    <Nullable>enable</Nullable>",
                     "    <Nullable>enable</Nullable>\n    <NoWarn>$(NoWarn);CS8618</NoWarn>", 4),
      "gate.warning_suppressed", "allow_warning_suppression"),
+    ("editorconfig-severity", "--- a/.editorconfig\n+++ b/.editorconfig\n@@ -1,2 +1,3 @@\n [*.cs]\n"
+     " indent_style = space\n+dotnet_diagnostic.CA2007.severity = none\n", "gate.warning_suppressed",
+     "allow_warning_suppression"),
     ("warnaserror-off", hunk("src/App/App.csproj", "    <TreatWarningsAsErrors>true</TreatWarningsAsErrors>",
                              "    <TreatWarningsAsErrors>false</TreatWarningsAsErrors>", 5),
      "gate.strictness_lowered", "allow_strictness_changes"),
