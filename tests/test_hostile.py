@@ -55,7 +55,10 @@ def test_every_xml_parser_reports_an_empty_document_without_raising(name: str) -
     assert result.run_errors, f"{name}: an empty result file must be reported, not read as 'no tests'"
 
 
-@pytest.mark.parametrize("junk", [b"\x00" * 70_000, bytes(range(256)) * 300, b"\x7fELF\x02\x01\x01" + b"\x00" * 5000])
+_JUNK = [b"\x00" * 70_000, bytes(range(256)) * 300, b"\x7fELF\x02\x01\x01" + b"\x00" * 5000]
+
+
+@pytest.mark.parametrize("junk", _JUNK)
 def test_binary_junk_is_a_clear_error(junk: bytes) -> None:
     result = _parse_bytes(junk)
     assert result.run_errors
@@ -159,7 +162,7 @@ def test_log_mutations_of_real_logs_never_raise() -> None:
 
 
 _BIG_LOG_CHILD = textwrap.dedent(
-    """
+    r"""
     import resource, sys
     from ci_agent.parsers import parse_stream
 
@@ -202,8 +205,8 @@ def test_a_one_gigabyte_log_is_read_in_flat_memory() -> None:
         ).stdout.split()
         return int(out[0]), int(out[1]), int(out[2])
 
-    small_diags, small_printed, small_rss_kb = run(16 << 20)
-    big_diags, big_printed, big_rss_kb = run(1 << 30)
+    _, small_printed, small_rss_kb = run(16 << 20)
+    _, big_printed, big_rss_kb = run(1 << 30)
     assert big_printed > small_printed > 0
     # One unique text repeated: the parser must not keep one object per printed line forever...
     # ...but it may keep each printed diagnostic until distill dedupes; bound the growth instead.
@@ -214,7 +217,8 @@ def test_xml_billion_laughs_is_not_expanded() -> None:
     lol = (
         b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
         + b"".join(
-            b'<!ENTITY lol%d "%s">' % (i, (b"&lol%d;" % (i - 1) if i > 1 else b"&lol;") * 10) for i in range(1, 10)
+            b'<!ENTITY lol%d "%s">' % (i, (b"&lol%d;" % (i - 1) if i > 1 else b"&lol;") * 10)
+            for i in range(1, 10)
         )
         + b']><testsuite name="x"><testcase name="a"><failure message="&lol9;"/></testcase></testsuite>'
     )

@@ -20,6 +20,7 @@ LOG_PARSERS: dict[str, LogParser] = {}
 # Order matters for log parsers: all that sniff positive run; the first is the fallback.
 _LOG_MODULES = ("msbuild", "dotnet_test", "compilers", "pytest_console")
 _XML_MODULES = ("trx", "junit", "nunit", "xunit")
+_LOG_FAMILIES = (frozenset({"msbuild", "dotnet_test"}),)
 
 
 def _load() -> None:
@@ -107,8 +108,13 @@ def sniff(head: bytes, forced: str | None = None) -> Sniffed:
                 return Sniffed("xml", (parser.name,))
         return Sniffed("xml", ())
     lines = decode_head(head)
-    matched = tuple(p.name for p in LOG_PARSERS.values() if p.sniff(lines))
-    return Sniffed("log", matched)
+    matched = {p.name for p in LOG_PARSERS.values() if p.sniff(lines)}
+    for family in _LOG_FAMILIES:
+        # A `dotnet test` log may print more than the sniffed head of build output before its first
+        # test line (and a build log may end in tests): one .NET marker enables the whole family.
+        if matched & family:
+            matched |= family & LOG_PARSERS.keys()
+    return Sniffed("log", tuple(name for name in LOG_PARSERS if name in matched))
 
 
 def parse_stream(
@@ -140,8 +146,9 @@ def parse_stream(
         result = parse_log(body, source, tuple(LOG_PARSERS))
         if not (result.diagnostics or result.failures or result.counts or result.run_errors):
             result.format = "unknown"
-            result.run_errors.append(RunError(
-                source, "not a format ci-agent reads (no build log, test log or result-file structure found)"))
+            result.run_errors.append(
+                RunError(source, "not a format ci-agent reads (no build log, test log or result file found)")
+            )
         return result
     return parse_log(body, source, sniffed.formats)
 
