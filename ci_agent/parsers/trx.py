@@ -41,6 +41,9 @@ _FAILING_RUN_OUTCOMES = frozenset({"Failed", "Error", "Aborted", "Timeout", "Dis
 # "some test failed". Both repeat test failures we already report.
 _ECHO_RE = re.compile(r"\[(?:FAIL|SKIP)\]\s*$")
 _MTP_TEST_FAILURE_EXIT_RE = re.compile(r"Exit code indicates failure: '2'")
+_TROUBLE_RE = re.compile(
+    r"crash|abort|exit code|exited|error|exception|fatal|timed? ?out|not found|cannot|could not|fail", re.I
+)
 _LXML_POSITION_RE = re.compile(r",? line \d+, column \d+\s*$")
 
 
@@ -283,9 +286,15 @@ def _run_level(state: _State, notes: list[str]) -> None:
     run_failed = state.run_outcome is not None and state.run_outcome.strip() in _FAILING_RUN_OUTCOMES
     run_failed = run_failed and not state.unreadable  # half a file cannot show "no test failed"
     if run_failed and failed_tests == 0 and not errors:
-        detail = "; ".join(i.text for i in infos) or _tail(state.run_stdout) or "no reason given in the file"
-        message = f"the test run outcome is {state.run_outcome} but no test failed: {detail}"
-        state.run_errors.append(RunError(state.source, message))
+        detail = "; ".join(i.text for i in infos) or _trouble_tail(state.run_stdout)
+        if detail:
+            message = f"the test run outcome is {state.run_outcome} but no test failed: {detail}"
+            state.run_errors.append(RunError(state.source, message))
+        else:
+            # VSTest also writes outcome="Failed" for green runs (gh-749, trx2junit samples): with no
+            # run info and nothing wrong in the run output, that alone is not worth a fix attempt.
+            notes.append(f"ResultSummary outcome is {state.run_outcome} but no test failed and the file "
+                         "gives no reason; not reported as a run error")
     elif infos and not errors:
         notes.append("run info: " + "; ".join(f"{i.outcome}: {i.text[:200]}" for i in infos[:5]))
     if state.fail_echo_count > failed_tests and not state.unreadable:
@@ -300,10 +309,12 @@ def _run_level(state: _State, notes: list[str]) -> None:
         state.run_errors.append(RunError(state.source, message))
 
 
-def _tail(text: str | None, lines: int = 20) -> str | None:
+def _trouble_tail(text: str | None, lines: int = 20) -> str | None:
+    """The end of the run's console output, when it says something went wrong."""
     if not text or not text.strip():
         return None
-    return "\n".join(text.strip().splitlines()[-lines:])
+    tail = "\n".join(text.strip().splitlines()[-lines:])
+    return tail if _TROUBLE_RE.search(tail) else None
 
 
 def _notes(state: _State, reader: SanitizingReader) -> list[str]:
