@@ -85,24 +85,35 @@ def _found(report: dict[str, Any]) -> str:
     return ", ".join(f"{k}={report[k]}" for k in keys if report.get(k) is not None)
 
 
+# Linux carries a process's RSS high-water mark across exec, so a child forked from this (30 MB)
+# runner would report at least the runner's RSS. GNU time is a ~2 MB C process: forking from it
+# keeps the floor negligible. Without it, os.wait4's ru_maxrss is used (an upper bound).
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
 def measure(argv: list[str]) -> Run:
-    """Run argv to completion; wall clock around it and that child's own peak RSS."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run argv to completion: wall clock around it, and that child's own CPU time and peak RSS."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as timing:
+        wrapped = [GNU_TIME, "-f", "%M %U %S", "-o", timing.name, *argv] if GNU_TIME else argv
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO)
+        proc = subprocess.Popen(wrapped, stdout=out, stderr=err, cwd=REPO)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        rc = os.waitstatus_to_exitcode(status)
+        maxrss_mb, cpu = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+        if GNU_TIME:  # last line: "%M %U %S" (a signal death adds a line before it)
+            rss_kb, user, system = timing.read().split("\n")[-2].split()
+            maxrss_mb, cpu = int(rss_kb) / 1024, float(user) + float(system)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
     report: dict[str, Any] = {}
-    if proc.returncode == 0 and argv[0] != "grep":
-        report = _child_report(argv, stdout)
-    elif argv[0] == "grep":
+    if argv[0] == "grep":
         report = {"printed_diagnostics": int(stdout or b"0")}
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, report,
-               stderr.decode("utf-8", "replace")[-400:])
+    elif rc == 0:
+        report = _child_report(argv, stdout)
+    return Run(wall, cpu, maxrss_mb, rc, report, stderr.decode("utf-8", "replace")[-400:])
 
 
 def _child_report(argv: list[str], stdout: bytes) -> dict[str, Any]:
