@@ -85,6 +85,15 @@ def resolve_root(inputs: Sequence[Input], explicit: str | None, git_root: str | 
     return choose_repo_root(explicit, git_root, files, projects)
 
 
+def resolve_roots(inputs: Sequence[Input], explicit: str | None, git_root: str | None) -> list[str | None]:
+    """One repo root per input. `--repo-root` applies to all; otherwise each input is judged on its
+    own paths, because logs and result files may come from different machines (a Windows test
+    job's TRX next to a Linux build log) whose checkouts live in different places."""
+    if explicit:
+        return [explicit] * len(inputs)
+    return [resolve_root([item], None, git_root) for item in inputs]
+
+
 _Key = tuple[str, str | None, int | None, int | None, str | None, str]
 _Where = tuple[str | None, bool, str | None]  # (file, in_repo, project) after normalisation
 
@@ -125,7 +134,7 @@ def report_key(diag: ReportDiagnostic) -> _Key:
     return (diag.severity.value, diag.file, diag.line, diag.column, diag.code, diag.message)
 
 
-def unique_diagnostics(diagnostics: Iterable[Diagnostic], paths: RepoPaths,
+def unique_diagnostics(diagnostics: Iterable[tuple[Diagnostic, RepoPaths]],
                        fold_case: bool = False) -> list[ReportDiagnostic]:
     """Normalise paths, fold duplicates (counting them), then errors first; stable within a severity.
 
@@ -133,11 +142,11 @@ def unique_diagnostics(diagnostics: Iterable[Diagnostic], paths: RepoPaths,
     Big logs print the same few files thousands of times, so locations are resolved once per
     (file, project) pair and duplicates only bump a counter.
     """
-    where_cache: dict[tuple[str | None, str | None], _Where] = {}
+    where_cache: dict[tuple[str | None, str | None, int], _Where] = {}
     first: dict[_Key, tuple[Diagnostic, _Where]] = {}
     counts: dict[_Key, int] = {}
-    for diag in diagnostics:
-        spot = (diag.file, diag.project)
+    for diag, paths in diagnostics:
+        spot = (diag.file, diag.project, id(paths))
         where = where_cache.get(spot)
         if where is None:
             where = where_cache[spot] = locate_diagnostic(diag.file, diag.project, paths)
@@ -194,16 +203,28 @@ def _counts_of(result: ParseResult) -> TestCounts:
     return TestCounts(total=n, failed=n)
 
 
-def distill(inputs: Sequence[Input], repo_root: str | None) -> Report:
-    """Merge, normalise and deduplicate every input into one Report (pure; no I/O)."""
-    paths = RepoPaths(repo_root)
-    windows = (is_windows_path(repo_root) if repo_root else
+def distill(inputs: Sequence[Input], repo_root: str | None,
+            roots: Sequence[str | None] | None = None) -> Report:
+    """Merge, normalise and deduplicate every input into one Report (pure; no I/O).
+
+    `roots` gives each input its own repo root (see resolve_roots); by default all share `repo_root`.
+    """
+    per_input = list(roots) if roots is not None else [repo_root] * len(inputs)
+    if len(per_input) != len(inputs):
+        raise ValueError("one root per input")
+    by_root = {root: RepoPaths(root) for root in per_input}
+    input_paths = [by_root[root] for root in per_input]
+    known = [r for r in per_input if r]
+    windows = (any(is_windows_path(r) for r in known) if known else
                any(d.file and is_windows_path(d.file) for item in inputs for d in item.result.diagnostics))
     diagnostics = unique_diagnostics(
-        (d for item in inputs for d in item.result.diagnostics), paths, windows
+        ((d, paths) for item, paths in zip(inputs, input_paths, strict=True) for d in item.result.diagnostics),
+        windows,
     )
+    if repo_root is None and len(set(known)) == 1:
+        repo_root = known[0]
     failures: dict[tuple[object, ...], ReportFailure] = {}
-    for item in inputs:
+    for item, paths in zip(inputs, input_paths, strict=True):
         for case in item.result.failures:
             failure = report_failure(case, paths, item.source.path)
             failures.setdefault((failure.name, failure.outcome, failure.message, failure.frames), failure)

@@ -225,3 +225,23 @@ def test_java_frames_keep_the_bare_file_name() -> None:
     expected = _dorny_locations("java-junit.test.ts.snap", "external/java/pulsar-test-report.xml")
     ours = _our_locations("external/java/pulsar-test-report.xml")
     assert ours == {(p.rsplit("/", 1)[-1], n) for p, n in expected}
+
+
+def test_inputs_from_different_machines_each_get_their_own_root() -> None:
+    """A Windows build log and a TRX written on another machine: with no --repo-root and no git
+    root covering them, each input's paths are made relative to its own inferred checkout."""
+    from ci_agent.distill import resolve_roots
+
+    log = shared_fixture("dotnet-logs/cs-errors-multi-win.log")
+    trx = shared_fixture("dorny/fixtures/dotnet-trx.trx")
+    inputs = [_input(parse_path(log), str(log)), _input(parse_path(trx), str(trx))]
+    roots = resolve_roots(inputs, None, None)
+    assert roots[0] is not None and roots[0].rstrip("\\").endswith("PureBattleGame")
+    assert roots[1] is not None and "test-reporter" in roots[1]
+    report = distill(inputs, None, roots)
+    assert all(d.file and not d.file.startswith("C:") and d.in_repo for d in report.diagnostics if d.file)
+    located = [f.file for f in report.failures if f.file]
+    assert located and all(not f.startswith("C:") for f in located)
+    assert report.repo_root is None  # two checkouts: no single root to name
+    # One explicit root applies to every input.
+    assert resolve_roots(inputs, "/repo", None) == ["/repo", "/repo"]

@@ -309,9 +309,12 @@ def test_failures_with_one_root_cause_are_grouped_in_the_llm_text() -> None:
     assert text.count("config missing") == 1
     assert "same message and frames in 11 more tests: Ns.T.Case1, " in text
     assert "Ns.T.Case10 and 1 more" in text and "Ns.T.Case11" not in text
-    # When the group does not fit, the omission line counts tests, not groups.
+    # When the group does not fit, the omission line counts tests, not groups. (At 1200 bytes the
+    # group fits: each section is granted room for its first items before errors take the rest.)
     errors = tuple(_diag(i) for i in range(40))
-    tight = render_llm(Report((), errors, TestCounts(12, 0, 12, 0), same, (), 0, 40), 1200)
+    roomy = render_llm(Report((), errors, TestCounts(12, 0, 12, 0), same, (), 0, 40), 1200)
+    assert "config missing" in roomy and "more errors omitted" in roomy
+    tight = render_llm(Report((), errors, TestCounts(12, 0, 12, 0), same, (), 0, 40), 600)
     assert "... 12 more failed tests omitted" in tight
 
 
@@ -343,3 +346,16 @@ def test_lone_surrogates_from_undecodable_input_do_not_break_rendering() -> None
         text = render(report, fmt, 1000)
         assert text.encode("utf-8", errors="replace")
     assert size(render_llm(report, 300)) <= 300
+
+
+def test_long_error_lists_cannot_starve_failed_tests_or_warnings() -> None:
+    """Each section is granted its first items before any section fills the rest of the budget."""
+    errors = tuple(_diag(i, message="x" * 300) for i in range(60))
+    warnings = tuple(_diag(100 + i, Severity.WARNING, message="w" * 50) for i in range(5))
+    fails = tuple(ReportFailure(f"T.C{i}", Outcome.FAILED, f"boom {i}", (), None, None) for i in range(4))
+    report = Report((), errors + warnings, TestCounts(4, 0, 4, 0), fails, (), 0, 65)
+    text = render_llm(report, 4000)
+    assert len(text.encode()) <= 4000
+    assert "boom 0" in text and "boom 2" in text
+    assert "w" * 50 in text
+    assert "more errors omitted" in text

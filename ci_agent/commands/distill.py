@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from ci_agent.distill import Input, distill, resolve_root
+from ci_agent.distill import Input, distill, resolve_roots
 from ci_agent.errors import InputError, UsageError
 from ci_agent.model import ParseResult, SourceInfo
 from ci_agent.parsers import parse_stream
@@ -113,8 +113,8 @@ def run_distill(args: argparse.Namespace) -> int:
     keep_cases = args.output == "junit"
     inputs = read_inputs(paths, args.input_format, keep_cases)
     git_root = None if args.repo_root else git_toplevel(Path.cwd())
-    root = resolve_root(inputs, args.repo_root, git_root)
-    report = distill(inputs, root)
+    roots = resolve_roots(inputs, args.repo_root, git_root)
+    report = distill(inputs, args.repo_root, roots)
     cases: list[tuple[str, ParseResult]] = [(i.source.path, i.result) for i in inputs]
     write_stdout(render(report, args.output, max_bytes, cases))
     return 0

@@ -64,10 +64,23 @@ class Section:
         return sum(self.weights[start:]) if self.weights is not None else len(self.items) - start
 
 
+GUARANTEED_ITEMS = 3
+
+
+def priority_order(sections: Sequence[Section], guaranteed: int = GUARANTEED_ITEMS) -> list[tuple[int, str]]:
+    """(section index, item) in the order items are granted budget: the first `guaranteed` items of
+    every section in section order, then the rest in section order. So 20 long compile errors
+    cannot starve the failed tests or the warnings of any room; each section still keeps its own
+    order, and the output is grouped by section whatever the order of granting."""
+    first = [(i, item) for i, section in enumerate(sections) for item in section.items[:guaranteed]]
+    rest = [(i, item) for i, section in enumerate(sections) for item in section.items[guaranteed:]]
+    return first + rest
+
+
 def fit(head: str, sections: Sequence[Section], budget: int,
         omitted_line: Callable[[int, str], str], tail: str = "") -> str:
     """head + as many items as fit + one omission line per section that lost items + tail."""
-    flat = [(s_index, item) for s_index, section in enumerate(sections) for item in section.items]
+    flat = priority_order(sections)
     item_sizes = [size(item) for _, item in flat]
     title_sizes = [size(section.title) for section in sections]
     base = size(head) + size(tail)
