@@ -19,7 +19,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from ci_agent.config import DEFAULT_DENY, PatchSettings
+from ci_agent.config import CONFIG_FILE, DEFAULT_DENY, PatchSettings
 from ci_agent.patch.parse import FilePatch, Patch, Rejection
 
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:([/\\]|$)")
@@ -153,7 +153,9 @@ def _glob_rejections(path: str, settings: PatchSettings, hooks_dir: str | None) 
         return [Rejection("path.hooks", path, f"`{path}` is in `{hooks_dir}`, the repository's git "
                           "hooks directory (core.hooksPath): its scripts run on every commit. "
                           "Change the project's source files only.")]
-    for glob in settings.deny_globs:
+    # the agent's own policy file stays denied even with use_default_deny: false, or one
+    # patch could raise the limits every later patch is checked against
+    for glob in dict.fromkeys((CONFIG_FILE, *settings.deny_globs)):
         if glob_match(path, glob, fold_case=True):
             why = _WHY_DENIED.get(glob, "the configuration denies it") if glob in DEFAULT_DENY else (
                 "the repository's configuration denies it (patch.deny)")

@@ -166,6 +166,8 @@ def test_default_deny_can_be_turned_off_but_git_dir_never(hostile_repo: tuple[Re
     settings = PatchSettings(use_default_deny=False)
     assert apply_patch(new_file(".github/workflows/ci.yml", "+on: push\n"), repo.path, settings).ok
     assert not apply_patch(edit(".git/config"), repo.path, settings).ok
+    own_config = apply_patch(new_file(".ci-agent.yml", "+patch: {max_files: 99}\n"), repo.path, settings)
+    assert [r.rule for r in own_config.rejections] == ["path.denied"]
 
 
 def test_symlink_patch_through_git_is_refused_too(hostile_repo: tuple[Repo, Path]) -> None:
