@@ -218,7 +218,8 @@ def distill(inputs: Sequence[Input], repo_root: str | None,
     windows = (any(is_windows_path(r) for r in known) if known else
                any(d.file and is_windows_path(d.file) for item in inputs for d in item.result.diagnostics))
     pairs = zip(inputs, input_paths, strict=True)
-    diagnostics = unique_diagnostics(((d, paths) for item, paths in pairs for d in item.result.diagnostics), windows)
+    located = ((d, paths) for item, paths in pairs for d in item.result.diagnostics)
+    diagnostics = unique_diagnostics(located, windows)
     if repo_root is None and len(set(known)) == 1:
         repo_root = known[0]
     failures: dict[tuple[object, ...], ReportFailure] = {}
