@@ -289,11 +289,13 @@ class _FileBuilder:
             new = None
         if old is None and new is None:
             raise PatchParseError("a file header names no file (both sides are /dev/null)")
+        if not (self.new_file or self.deleted) and (self.old_mode is None) != (self.new_mode is None):
+            raise PatchParseError("`old mode` and `new mode` must come together", new or old or "")
         old = _clean_path(old) if old is not None else None
         new = _clean_path(new) if new is not None else None
         hunks = tuple(self.hunks or ())
-        if not hunks and not (self.binary or self.rename_from or self.copy or self.old_mode
-                              or self.new_file or self.deleted):
+        if not hunks and not (self.binary or self.copy or self.new_file or self.deleted
+                              or old != new or self.old_mode != self.new_mode):
             raise PatchParseError(f"no hunks for {new or old}", new or old or "")
         return FilePatch(
             old_path=old,

@@ -49,8 +49,13 @@ def render_file(fp: FilePatch, index_mode: str | None = None) -> str:
         out.append(f"deleted file mode {fp.old_mode or index_mode or '100644'}")
     elif fp.old_mode and fp.new_mode and fp.old_mode != fp.new_mode:
         out += [f"old mode {fp.old_mode}", f"new mode {fp.new_mode}"]
-    if fp.rename and not fp.is_new and not fp.is_deleted:
-        out += [f"rename from {quote(fp.old_path or '')}", f"rename to {quote(fp.new_path or '')}"]
+    # The policy rejects copies and binary patches; they are still rendered faithfully so the
+    # text can never mean something other than the model (exactly these names do).
+    verb = "copy" if fp.copy else "rename"
+    if (fp.rename or fp.copy) and not fp.is_new and not fp.is_deleted:
+        out += [f"{verb} from {quote(fp.old_path or '')}", f"{verb} to {quote(fp.new_path or '')}"]
+    if fp.binary:
+        out.append(f"Binary files {_side('a/', fp.old_path)} and {_side('b/', fp.new_path)} differ")
     if fp.hunks:
         out.append(f"--- {_side('a/', fp.old_path)}")
         out.append(f"+++ {_side('b/', fp.new_path)}")

@@ -158,3 +158,30 @@ def test_rejected_or_applied_cleanly_never_partial(
                 assert got == want, name
             else:  # a file without a final newline may gain one where the patch appends lines
                 assert got.rstrip(b"\n") == want.rstrip(b"\n"), name
+
+
+TOKENS = ["diff --git a/x b/x", "--- a/x", "+++ b/x", "--- /dev/null", "+++ /dev/null", "@@ -1,2 +1,2 @@",
+          "@@ -0,0 +1 @@", "@@", " ctx", "-old", "+new", "", "\\ No newline at end of file", "```diff", "```",
+          "rename from x", "rename to y", "new file mode 100644", "old mode 100644", "new mode 100755",
+          "GIT binary patch", 'diff --git "a/\\303" "b/\\3', "prose", "\r", "index 1..2"]
+
+
+@settings(max_examples=int(os.environ.get("PATCH_FUZZ_EXAMPLES", "300")), deadline=None)
+@given(parts=st.lists(st.one_of(st.sampled_from(TOKENS), st.text(max_size=12)), max_size=25))
+def test_parser_never_raises_anything_but_its_own_error(parts: list[str]) -> None:
+    from ci_agent.config import PatchSettings as PS
+    from ci_agent.patch.extract import extract_diff
+    from ci_agent.patch.gates import run_gates
+    from ci_agent.patch.parse import PatchParseError, parse_patch
+    from ci_agent.patch.policy import police
+    from ci_agent.patch.render import render_patch
+
+    text = extract_diff("\n".join(parts))
+    try:
+        patch = parse_patch(text)
+    except PatchParseError:
+        return
+    police(patch, PS())
+    run_gates(patch, PS().gates)
+    rendered = render_patch(patch)
+    assert parse_patch(rendered).paths == patch.paths  # what git reads names the same files
