@@ -86,7 +86,7 @@ def review(answer: str, repo: Path, settings: PatchSettings) -> Verdict:
                                     "Send a unified diff: `--- a/path`, `+++ b/path`, then hunks "
                                     "starting with `@@ -start,count +start,count @@`, every line "
                                     "prefixed with a space, `+` or `-`.")])
-    if any(_has_surrogates(line) for fp in patch.files for h in fp.hunks for line in h.lines):
+    if any(_has_surrogates(line) for fp in patch.files for h in fp.hunks for line in (*h.lines, h.section)):
         return _rejected([Rejection("patch.encoding", "", "The diff contains bytes that are not "
                                     "UTF-8. Send the patch as UTF-8 text.")], patch)
     hooks_dir = hooks_dir_of(repo, git.config_get(repo, "core.hooksPath"))

@@ -105,3 +105,11 @@ def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_missing_patch_file_is_exit_1(repo: Repo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["patch", "apply", str(tmp_path / "missing.patch"), "--repo", str(repo.path)]) == 1
     assert "cannot read patch" in capsys.readouterr().err
+
+
+def test_non_utf8_patch_is_rejected_not_a_crash(repo: Repo, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "latin1.patch"
+    path.write_bytes(b"--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@ caf\xe9\n-# demo\n+# d\xe9mo\n")
+    assert main(["patch", "check", str(path), "--repo", str(repo.path), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["rejections"][0]["rule"] == "patch.encoding"
