@@ -26,3 +26,12 @@ def shared_fixtures() -> Path:
     if not SHARED_FIXTURES.is_dir():
         pytest.fail(f"shared fixtures not found at {SHARED_FIXTURES} (set CI_AGENT_SHARED)")
     return SHARED_FIXTURES
+
+
+PEAK_RSS_SNIPPET = (
+    "def peak_rss_kib():\n"
+    "    # VmHWM belongs to this process's own memory map. ru_maxrss would not do: it keeps the\n"
+    "    # high-water mark of the parent that forked us (pytest, already large): a floor, not ours.\n"
+    "    with open('/proc/self/status') as fh:\n"
+    "        return next(int(l.split()[1]) for l in fh if l.startswith('VmHWM:'))\n"
+)

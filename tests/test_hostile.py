@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import random
-import resource
 import subprocess
 import sys
 import textwrap
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 
 from ci_agent.model import ParseResult
 from ci_agent.parsers import LOG_PARSERS, XML_PARSERS, parse_path, parse_stream
-from tests.conftest import REPO_ROOT, SHARED_FIXTURES
+from tests.conftest import PEAK_RSS_SNIPPET, REPO_ROOT, SHARED_FIXTURES
 
 REAL_XML_SAMPLES = [
     "dorny/fixtures/dotnet-trx.trx",
@@ -187,8 +186,7 @@ _BIG_LOG_CHILD = textwrap.dedent(
 
     total = int(sys.argv[1])
     result = parse_stream(Generated(total), "generated.log")
-    print(len(result.diagnostics), result.printed_diagnostics,
-          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    print(len(result.diagnostics), result.printed_diagnostics, peak_rss_kib())
     """
 )
 
@@ -200,7 +198,7 @@ def test_a_one_gigabyte_log_is_read_in_flat_memory() -> None:
 
     def run(total: int) -> tuple[int, int, int]:
         out = subprocess.run(
-            [sys.executable, "-c", _BIG_LOG_CHILD, str(total)],
+            [sys.executable, "-c", PEAK_RSS_SNIPPET + _BIG_LOG_CHILD, str(total)],
             cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=True,
         ).stdout.split()
         return int(out[0]), int(out[1]), int(out[2])
@@ -213,18 +211,35 @@ def test_a_one_gigabyte_log_is_read_in_flat_memory() -> None:
     assert big_rss_kb < small_rss_kb + 200 * 1024, (small_rss_kb, big_rss_kb)
 
 
+_LAUGHS_CHILD = r"""
+import io, sys
+from ci_agent.parsers import parse_stream
+depth = int(sys.argv[1])
+entities = b"".join(
+    b'<!ENTITY lol%d "%s">' % (i, (b"&lol%d;" % (i - 1) if i > 1 else b"&lol;") * 10)
+    for i in range(1, depth + 1)
+)
+doc = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">' + entities
+       + b']><testsuite name="x"><testcase name="a"><failure message="&lol%d;"/>' % depth
+       + b"</testcase></testsuite>")
+result = parse_stream(io.BytesIO(doc), "lol.xml")
+longest = max((len(f.message or "") for f in result.failures), default=0)
+print(longest, peak_rss_kib())
+"""
+
+
 def test_xml_billion_laughs_is_not_expanded() -> None:
-    lol = (
-        b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
-        + b"".join(
-            b'<!ENTITY lol%d "%s">' % (i, (b"&lol%d;" % (i - 1) if i > 1 else b"&lol;") * 10)
-            for i in range(1, 10)
-        )
-        + b']><testsuite name="x"><testcase name="a"><failure message="&lol9;"/></testcase></testsuite>'
-    )
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result = _parse_bytes(lol, "lol.xml")
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert after - before < 100 * 1024  # KiB: the 10^9 'lol's were never built
-    for failure in result.failures:
-        assert "lollollol" not in (failure.message or "")
+    """10^9 'lol's if expanded (~3 GB): the child's peak memory matches that of a 10-lol document."""
+
+    def run(depth: int) -> tuple[int, int]:
+        out = subprocess.run(
+            [sys.executable, "-c", PEAK_RSS_SNIPPET + _LAUGHS_CHILD, str(depth)],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=True,
+        ).stdout.split()
+        return int(out[0]), int(out[1])
+
+    small_longest, small_kib = run(1)
+    big_longest, big_kib = run(9)
+    assert big_longest < 10_000  # never the expansion
+    assert big_kib < small_kib + 50 * 1024, (small_kib, big_kib)
+    assert small_longest >= 0

@@ -21,7 +21,7 @@ from lxml import etree
 from ci_agent.model import Outcome
 from ci_agent.parsers import parse_path
 from ci_agent.parsers.xmlsafe import CHUNK_BYTES, SanitizingReader, iterparse
-from tests.conftest import shared_fixture
+from tests.conftest import PEAK_RSS_SNIPPET, shared_fixture
 
 NS = "http://microsoft.com/schemas/VisualStudio/TeamTest/2010"
 MSTEST_TRX = "other/trx2junit/tests/trx2junit.Core.Tests/data/trx/mstest.trx"
@@ -268,7 +268,7 @@ result = parse_stream(io.BufferedReader(Generated(), 1 << 16), "generated.trx")
 c = result.counts
 first, last = result.failures[0], result.failures[-1]
 print(c.total, c.passed, c.failed, len(result.failures), first.classname, last.line)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+print(peak_rss_kib() // 1024)
 """
 
 
@@ -279,8 +279,8 @@ def test_200k_results_stream_with_flat_memory() -> None:
     streaming with cleared elements stays near the interpreter's own ~30 MiB.
     """
     done = subprocess.run(
-        [sys.executable, "-c", _STREAMING_SCRIPT], capture_output=True, text=True, check=True,
-        cwd=Path(__file__).resolve().parent.parent,
+        [sys.executable, "-c", PEAK_RSS_SNIPPET + _STREAMING_SCRIPT],
+        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parent.parent,
     )
     counts_line, rss_line = done.stdout.strip().splitlines()
     assert counts_line.split() == ["200000", "199800", "200", "200", "Ns.C0", str(199000)]
