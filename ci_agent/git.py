@@ -132,6 +132,16 @@ def index_mode(repo: str | Path, path: str) -> str | None:
     return None
 
 
+def index_blob(repo: str | Path, path: str) -> bytes | None:
+    """The content the index holds for `path` (None when it is not tracked).
+
+    As bytes of the UTF-8 text git printed: a file that is not UTF-8 comes back with
+    replacement characters, which is fine for its one use (fitting a patch's line endings).
+    """
+    result = git(repo, ["cat-file", "blob", f":{path}"])
+    return result.stdout.encode("utf-8", errors="surrogateescape") if result.ok else None
+
+
 def config_get(repo: str | Path, key: str) -> str | None:
     result = git(repo, ["config", "--get", key])
     return result.stdout.strip() if result.returncode == 0 else None

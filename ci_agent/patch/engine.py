@@ -93,7 +93,7 @@ def review(answer: str, repo: Path, settings: PatchSettings) -> Verdict:
     rejections = police(patch, settings, repo, hooks_dir) + run_gates(patch, settings.gates)
     if rejections:
         return _rejected(rejections, patch)
-    fitted = fit_to_repo(patch, repo)
+    fitted = fit_to_repo(patch, lambda path: git.index_blob(repo, path))
     modes = {fp.old_path: m for fp in fitted.files if fp.is_deleted and fp.old_path
              and (m := git.index_mode(repo, fp.old_path))}
     text = render_patch(fitted, modes)

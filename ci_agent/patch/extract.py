@@ -2,15 +2,16 @@
 
 `extract_diff` takes a tool-call field or free text (fenced ```diff blocks, or a bare diff
 among prose). `fit_to_repo` repairs what models get wrong and git does not forgive, using the
-file on disk as the truth: CRLF vs LF line endings, a missing "\\ No newline at end of file",
-and bare `@@` headers without line numbers. Counts and a/ b/ prefixes are handled by the parser.
+file as git stores it as the truth: CRLF vs LF line endings, a missing "\\ No newline at end
+of file", hunks without context or line numbers, context lines that lost trailing whitespace.
+Counts and a/ b/ prefixes are handled by the parser.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 from ci_agent.patch.parse import UNKNOWN_START, FilePatch, Hunk, Patch
 
@@ -223,14 +224,13 @@ def fit_file(fp: FilePatch, data: bytes | None) -> FilePatch:
     return replace(fp, hunks=tuple(hunks))
 
 
-def fit_to_repo(patch: Patch, repo: Path) -> Patch:
-    """Fit every file patch to the regular file it changes (paths were policed before)."""
-    files = []
-    for fp in patch.files:
-        data = None
-        if fp.old_path is not None:
-            target = repo / fp.old_path
-            if target.is_file() and not target.is_symlink():
-                data = target.read_bytes()
-        files.append(fit_file(fp, data))
-    return Patch(tuple(files))
+def fit_to_repo(patch: Patch, read_old: Callable[[str], bytes | None]) -> Patch:
+    """Fit every file patch to its old file's content as `read_old(path)` gives it.
+
+    The engine passes the index's copy: `git apply --index` patches what git stores, which is
+    not the bytes on disk when core.autocrlf or a `text eol=crlf` attribute converts line
+    endings on checkout. Paths were policed before anything is read.
+    """
+    return Patch(tuple(
+        fit_file(fp, read_old(fp.old_path) if fp.old_path is not None else None) for fp in patch.files
+    ))

@@ -333,3 +333,20 @@ def test_failed_write_keeps_intent_to_add_entries(repo: Repo) -> None:
     assert [r.rule for r in apply_patch(text, repo.path, PatchSettings()).rejections] == ["apply.failed"]
     assert repo.snapshot() == before
     assert (repo.path / ".git" / "index").read_bytes() == index_before
+
+
+def test_autocrlf_checkout_is_fitted_to_the_index_not_the_disk(tmp_path: Path) -> None:
+    """core.autocrlf=true: CRLF on disk, LF in the index. git apply --index patches the index
+    form, so an LF patch is right as it is (and a CRLF one is fitted down to LF)."""
+    repo = make_repo(tmp_path / "r", {"f.txt": "a\nb\nc\n"})
+    repo.git("config", "core.autocrlf", "true")
+    (repo.path / "f.txt").unlink()
+    repo.git("checkout", "--", "f.txt")
+    assert repo.read("f.txt") == b"a\r\nb\r\nc\r\n"
+    for patch in ("--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n",
+                  "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\r\n-b\r\n+B\r\n c\r\n"):
+        verdict = apply_patch(patch, repo.path, PatchSettings())
+        assert verdict.ok, verdict.rejections
+        assert repo.read("f.txt") == b"a\r\nB\r\nc\r\n"
+        assert repo.git("show", ":f.txt") == "a\nB\nc\n"
+        repo.git("reset", "-q", "--hard")
