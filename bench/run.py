@@ -203,10 +203,18 @@ def reduction_inputs() -> list[Path]:
     return [*logs, *trx, *[p for p in junit if p.exists()]]
 
 
+_DIAG_LINE = re.compile(r"\b(?:error|warning) [A-Z]+[0-9]+:")
+
+
 def _has_duplicated_summary(path: Path) -> bool:
+    """A classic-logger summary: a diagnostic line after `Build FAILED.` that was printed before it."""
     raw = path.read_bytes()
     text = raw.decode("utf-16") if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else raw.decode("utf-8", "replace")
-    return "Build FAILED." in text and ("Warning(s)" in text or "Error(s)" in text)
+    before, marker, after = text.partition("Build FAILED.")
+    if not marker:
+        return False
+    seen = {ln.strip() for ln in before.splitlines() if _DIAG_LINE.search(ln)}
+    return any(ln.strip() in seen for ln in after.splitlines() if _DIAG_LINE.search(ln))
 
 
 # The llm renderer's budget line: `... 25 more errors omitted (see the JSON report)`.
