@@ -1,4 +1,4 @@
-"""Find the unified diff in a model's answer and fit it to the files on disk.
+"""Find the unified diff in a model's answer and fit it to the repository's files.
 
 `extract_diff` takes a tool-call field or free text (fenced ```diff blocks, or a bare diff
 among prose). `fit_to_repo` repairs what models get wrong and git does not forgive, using the
