@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import platform
@@ -306,10 +307,23 @@ def _fmt(v: Any, spec: str = ".2f") -> str:
     return "–" if v is None or v != v else format(v, spec)  # v != v: NaN (no in-process timer)
 
 
+def input_facts(paths: dict[str, Path]) -> list[str]:
+    """Size and digest of each generated input, so another run can check it read the same bytes."""
+    rows = ["| generated input | bytes | sha256 (first 16) |", "|---|---|---|"]
+    for p in paths.values():
+        digest = hashlib.sha256()
+        with open(p, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        rows.append(f"| {p.name} | {p.stat().st_size} | {digest.hexdigest()[:16]} |")
+    return [*rows, ""]
+
+
 def markdown(facts: dict[str, str], perf: list[dict[str, Any]], red: list[dict[str, Any]],
-             argv: list[str]) -> str:
+             argv: list[str], inputs: list[str] | None = None) -> str:
     lines = [f"Command: `python bench/{' '.join(['run.py', *argv])}`", "",
-             "| machine | |", "|---|---|", *[f"| {k} | {v} |" for k, v in facts.items()], ""]
+             "| machine | |", "|---|---|", *[f"| {k} | {v} |" for k, v in facts.items()], "",
+             *(inputs or [])]
     if perf:
         lines += ["| group | tool | input | MB | best wall s | median wall s | best CPU s | work s (best) | "
                   "peak RSS MB | runs | found |", "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -368,8 +382,11 @@ def main(argv: list[str] | None = None) -> int:
     perf: list[dict[str, Any]] = []
     red: list[dict[str, Any]] = []
     raw: dict[str, Any] = {"facts": facts, "argv": argv}
+    inputs: list[str] = []
     if args.all or args.perf:
-        cases = perf_cases(ensure_inputs(args.size_mb, args.small_log_mb))
+        paths = ensure_inputs(args.size_mb, args.small_log_mb)
+        inputs = input_facts(paths)
+        cases = perf_cases(paths)
         if args.only:
             cases = [c for c in cases if args.only.lower() in c.group.lower() or c.group == "baseline"]
         run_cases(cases, args.repeat)
@@ -381,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     facts["load average at end (1/5/15 min)"] = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(raw, indent=1, default=str))
-    text = markdown(facts, perf, red, argv)
+    text = markdown(facts, perf, red, argv, inputs)
     if args.markdown:
         args.markdown.write_text(text)
     else:
