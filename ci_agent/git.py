@@ -35,7 +35,10 @@ class Identity:
 
 def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C", "LANGUAGE": "C"})
+    # GIT_OPTIONAL_LOCKS=0: `git status` must not rewrite the index as a side effect (its stat
+    # refresh), or "the index is byte for byte as before" could not be promised or checked.
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C", "LANGUAGE": "C",
+                "GIT_OPTIONAL_LOCKS": "0"})
     if extra:
         env.update(extra)
     return env
