@@ -10,7 +10,7 @@ import pytest
 
 from ci_agent.distill import Input, resolve_root
 from ci_agent.model import SourceInfo
-from ci_agent.parsers import LOG_PARSERS, parse_path
+from ci_agent.parsers import parse_path
 from ci_agent.paths import (
     RepoPaths,
     choose_repo_root,
@@ -139,8 +139,6 @@ def test_inferred_root_matches_the_fixture_hint(expected_file: Path) -> None:
 
 
 def test_jenkins_relative_file_resolves_to_the_expected_repo_relative_path() -> None:
-    if "msbuild" not in LOG_PARSERS:
-        pytest.skip("msbuild parser not registered yet")
     log = shared_fixture("dotnet-logs/jenkins-ansi-nodeprefix.txt")
     expected = json.loads(log.with_name(log.name + ".expected.json").read_text())
     from ci_agent.distill import distill

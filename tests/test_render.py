@@ -248,8 +248,6 @@ def test_codequality_issues() -> None:
 # --------------------------------------------------------------------------- junit
 
 def test_junit_from_a_real_trx_is_valid_and_keeps_every_case() -> None:
-    if "trx" not in XML_PARSERS:
-        pytest.skip("trx parser not registered")
     trx = shared_fixture("enricomi/trx/yami_YAMILEX_2015-10-24_04_18_59.trx")
     result = parse_path(trx, keep_cases=True)
     assert result.cases is not None and result.counts is not None
