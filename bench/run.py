@@ -298,8 +298,12 @@ def machine_facts() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             facts[dist] = "not installed"
     with contextlib.suppress(OSError):
-        facts["ci-agent commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
-                                                  capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "ci_agent"], cwd=REPO,
+                               capture_output=True, text=True).stdout.strip()
+        # The checkout is shared with people editing it: say when ci_agent/ differed from HEAD.
+        facts["ci-agent commit"] = head + (" (ci_agent/ had uncommitted changes)" if dirty else "")
     return facts
 
 
