@@ -109,7 +109,7 @@ def junitparser_case(path: str) -> Result:
 
 def test_results_parser_case(path: str) -> Result:
     """Codecov's Rust parser. Its only entry point is parse_junit_xml(bytes): JUnit only."""
-    import test_results_parser as trp
+    import test_results_parser as trp  # type: ignore[import-untyped]
 
     t0 = time.perf_counter()
     with open(path, "rb") as fh:

@@ -26,8 +26,8 @@ def run_once(path: str, memo: bool) -> float:
     import ci_agent.parsers.msbuild as msbuild
 
     if memo:
-        msbuild.parse_header = functools.lru_cache(maxsize=65536)(msbuild.parse_header)  # type: ignore[assignment]
-        msbuild.split_markers = functools.lru_cache(maxsize=65536)(msbuild.split_markers)  # type: ignore[assignment]
+        msbuild.parse_header = functools.lru_cache(maxsize=65536)(msbuild.parse_header)
+        msbuild.split_markers = functools.lru_cache(maxsize=65536)(msbuild.split_markers)
     from ci_agent.parsers import parse_path
 
     t0 = time.perf_counter()
