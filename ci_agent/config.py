@@ -1,16 +1,26 @@
-"""Settings from `.ci-agent.yml` at the repository root, validated before anything runs.
+"""Settings from `.ci-agent.yml`, `CI_AGENT_*` environment variables and command-line flags.
 
-Only what the patch engine needs for now (`patch:` and `commit:`). Each top-level section is
-one frozen dataclass with its own loader registered in `_SECTIONS`, so a later section (model,
-budget, notes, ...) is one dataclass, one loader and one registry line. Unknown keys are errors
-(with a "did you mean" hint): a misspelt `allow_test_skip` silently ignored would be worse.
+Precedence: flags > environment > file > defaults. Each layer is flattened into dotted leaf
+paths (`budget.max_attempts`) tagged with where the value came from, the layers are merged, and
+the frozen dataclass tree is built once from the merged leaves, so every value is validated the
+same way whatever its source and every error names the key *and* its source.
+
+Each top-level section is one frozen dataclass (a field whose default is a dataclass is a
+section; anything else is a leaf), so a new section is one dataclass and one `Settings` field.
+Unknown keys are errors (with a "did you mean" hint): a misspelt `allow_test_skip` silently
+ignored would be worse. Field metadata `kind` says how a leaf is read when its default's type
+does not: `argv` (a command: a string split with `shlex.split`, never a shell, or a list),
+`text` (free text lines: team notes), `language` (`en`, `es`, `pt-BR`, ... or `match`).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+import os
+import re
+import shlex
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +29,8 @@ import yaml
 from ci_agent.errors import ConfigError
 
 CONFIG_FILE = ".ci-agent.yml"
+ENV_PREFIX = "CI_AGENT_"
+COMMAND_LINE = "command line"
 
 DEFAULT_DENY: tuple[str, ...] = (
     ".github/workflows/**",
@@ -30,6 +42,10 @@ DEFAULT_DENY: tuple[str, ...] = (
     "*.key",
     "**/secrets/**",
 )
+# Never shown to the model, whatever the config says: files that hold secrets by convention.
+SECRET_GLOBS: tuple[str, ...] = (".env*", "**/.env*", "*.pem", "*.key", "**/secrets/**", "secrets/**")
+
+_LANGUAGE_RE = re.compile(r"match|[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,20 +85,119 @@ class CommitSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """`model:`. `name` None means the client's default (a current Sonnet from the SDK's list):
+    the SDK may only be imported by `ci_agent.llm.anthropic_client`, so the default lives there."""
+
+    name: str | None = None
+    max_turns: int = 8
+    max_tokens: int = 8192
+    max_total_tokens: int = 400_000
+    timeout_s: int = 300
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSettings:
+    max_attempts: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSettings:
+    """Build/test/verify commands as argv tuples (empty: not configured)."""
+
+    build: tuple[str, ...] = field(default=(), metadata={"kind": "argv"})
+    test: tuple[str, ...] = field(default=(), metadata={"kind": "argv"})
+    verify: tuple[str, ...] = field(default=(), metadata={"kind": "argv"})
+    timeout_s: int = 1800
+
+
+@dataclass(frozen=True, slots=True)
+class ResultsSettings:
+    """Test-result globs (`results: [...]` is shorthand for `results: {globs: [...]}`)."""
+
+    globs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    """What the model is shown besides the report (see `ci_agent.context`)."""
+
+    exclude: tuple[str, ...] = ()
+    excerpt_lines: int = field(default=12, metadata={"min": 0})
+    whole_file_bytes: int = field(default=8192, metadata={"min": 0})
+    max_bytes: int = 60_000
+    diff_bytes: int = field(default=16_000, metadata={"min": 0})
+    base_ref: str | None = None
+
+    @property
+    def exclude_globs(self) -> tuple[str, ...]:
+        return SECRET_GLOBS + self.exclude
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     patch: PatchSettings = field(default_factory=PatchSettings)
     commit: CommitSettings = field(default_factory=CommitSettings)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
+    commands: CommandSettings = field(default_factory=CommandSettings)
+    results: ResultsSettings = field(default_factory=ResultsSettings)
+    context: ContextSettings = field(default_factory=ContextSettings)
+    notes: tuple[str, ...] = field(default=(), metadata={"kind": "text"})
+    language: str = field(default="en", metadata={"kind": "language"})
 
 
 T = TypeVar("T")
+Leaves = dict[str, tuple[object, str]]  # dotted path -> (raw value, source label)
+
+# A section that may be given as its one list field directly.
+_SHORTHAND = {"results": "globs"}
 
 
-def _unknown(key: str, where: str, known: list[str]) -> ConfigError:
+# --------------------------------------------------------------------------- schema
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _leaf_paths(cls: type[Any], where: str = "") -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+    """(dotted path, default, field metadata) of every leaf setting, in declaration order."""
+    defaults = cls()
+    for f in fields(cls):
+        default = getattr(defaults, f.name)
+        path = _join(where, f.name)
+        if is_dataclass(default):
+            yield from _leaf_paths(type(default), path)
+        else:
+            yield path, default, f.metadata
+
+
+_LEAVES = {path: (default, meta) for path, default, meta in _leaf_paths(Settings)}
+_SECTION_NAMES = tuple(f.name for f in fields(Settings) if is_dataclass(getattr(Settings(), f.name)))
+
+
+def env_name(path: str) -> str:
+    """`budget.max_attempts` -> `CI_AGENT_BUDGET_MAX_ATTEMPTS`."""
+    return ENV_PREFIX + path.replace(".", "_").upper()
+
+
+_ENV_NAMES = {env_name(path): path for path in _LEAVES}
+
+
+# --------------------------------------------------------------------------- layers
+
+
+def _unknown(key: str, where: str, known: list[str], source: str = CONFIG_FILE) -> ConfigError:
     hint = difflib.get_close_matches(key, known, n=1)
     suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
     return ConfigError(
-        f"{CONFIG_FILE}: unknown key {where + key!r}{suggestion}; known keys: {', '.join(sorted(known))}"
+        f"{source}: unknown key {where + key!r}{suggestion}; known keys: {', '.join(sorted(known))}"
     )
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
 
 
 def _mapping(value: object, where: str) -> Mapping[str, Any]:
@@ -96,92 +211,203 @@ def _mapping(value: object, where: str) -> Mapping[str, Any]:
     return value
 
 
-def _kind(value: object) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def _build(cls: type[T], raw: object, where: str, nested: Mapping[str, Callable[[object, str], object]]) -> T:
-    """Validate `raw` against the dataclass `cls` field by field (type from its default)."""
+def _file_leaves(raw: object, cls: type[Any], where: str, out: Leaves) -> None:
+    """Flatten the parsed YAML of one section into `out`, refusing unknown keys."""
     data = _mapping(raw, where)
-    known = {f.name: f for f in fields(cls)}  # type: ignore[arg-type]
     defaults = cls()
-    values: dict[str, object] = {}
+    known = [f.name for f in fields(cls)]
     for key, value in data.items():
         if key not in known:
-            raise _unknown(key, f"{where}." if where else "", list(known))
-        path = f"{where}.{key}" if where else key
-        if key in nested:
-            values[key] = nested[key](value, path)
+            raise _unknown(key, f"{where}." if where else "", known)
+        path = _join(where, key)
+        default = getattr(defaults, key)
+        if not is_dataclass(default):
+            out[path] = (value, CONFIG_FILE)
+        elif path in _SHORTHAND and isinstance(value, (list, str)):
+            out[_join(path, _SHORTHAND[path])] = (value, CONFIG_FILE)
         else:
-            values[key] = _coerce(value, getattr(defaults, key), path)
-    return cls(**values)
+            _file_leaves(value, type(default), path, out)
 
 
-def _coerce(value: object, default: object, path: str) -> object:
+def _env_value(text: str, default: object, kind: str | None) -> object:
+    """An environment string as the YAML value it stands for (validation happens later)."""
+    text = text.strip()
+    if isinstance(default, bool):
+        lowered = text.lower()
+        if lowered in ("true", "1", "yes", "on"):
+            return True
+        if lowered in ("false", "0", "no", "off"):
+            return False
+        return text
+    if isinstance(default, int):
+        return int(text) if re.fullmatch(r"[+-]?\d{1,18}", text) else text
+    if isinstance(default, tuple) and kind == "text":
+        return [line for line in text.splitlines() if line.strip()]
+    if isinstance(default, tuple) and kind != "argv":  # globs: comma or newline separated
+        return [part.strip() for part in re.split(r"[,\n]", text) if part.strip()]
+    return text
+
+
+def _env_leaves(env: Mapping[str, str], out: Leaves) -> None:
+    """`CI_AGENT_<SECTION>_<KEY>` variables. Empty values count as unset (CI systems pass empty
+    inputs). A name under a known section that names no key is an error (a typo would otherwise
+    be silently ignored); other `CI_AGENT_*` names (e.g. `CI_AGENT_ANTHROPIC_BASE_URL`) are not
+    settings and are left alone."""
+    for name in sorted(env):
+        if not name.startswith(ENV_PREFIX) or not env[name].strip():
+            continue
+        path = _ENV_NAMES.get(name)
+        if path is None:
+            section = next((s for s in _SECTION_NAMES if name.startswith(env_name(s) + "_")), None)
+            if section is not None:
+                raise _unknown(name, "", [n for n in _ENV_NAMES if n.startswith(env_name(section))],
+                               "environment")
+            continue
+        default, meta = _LEAVES[path]
+        out[path] = (_env_value(env[name], default, meta.get("kind")), f"environment variable {name}")
+
+
+def _override_leaves(overrides: Mapping[str, object], out: Leaves) -> None:
+    """Flags the CLI maps onto dotted paths (`{"budget.max_attempts": 2}`); None = flag not given."""
+    for path, value in overrides.items():
+        if path not in _LEAVES:
+            raise _unknown(path, "", list(_LEAVES), COMMAND_LINE)
+        if value is None:
+            continue
+        default, meta = _LEAVES[path]
+        if isinstance(value, str) and not isinstance(default, str | type(None)):
+            value = _env_value(value, default, meta.get("kind"))
+        out[path] = (value, COMMAND_LINE)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _coerce(value: object, default: object, meta: Mapping[str, Any], path: str, source: str) -> object:
+    kind = meta.get("kind")
+    where = f"{source}: {path}"
     if isinstance(default, bool):
         if not isinstance(value, bool):
-            raise ConfigError(f"{CONFIG_FILE}: {path} must be true or false, got {_kind(value)} {value!r}")
+            raise ConfigError(f"{where} must be true or false, got {_kind(value)} {value!r}")
         return value
     if isinstance(default, int):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{CONFIG_FILE}: {path} must be a positive integer, got {value!r}")
+        least = int(meta.get("min", 1))
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            what = "a positive integer" if least == 1 else f"an integer >= {least}"
+            raise ConfigError(f"{where} must be {what}, got {value!r}")
         return value
-    if isinstance(default, str):
+    if kind == "language":
+        if not isinstance(value, str) or not _LANGUAGE_RE.fullmatch(value):
+            raise ConfigError(f"{where} must be a language code such as 'en', 'es', 'pt-BR' or 'match', "
+                              f"got {value!r}")
+        return value
+    if isinstance(default, str) or (default is None and value is not None):
         if not isinstance(value, str) or not value.strip() or "\n" in value:
-            raise ConfigError(f"{CONFIG_FILE}: {path} must be a non-empty one-line string, got {value!r}")
+            raise ConfigError(f"{where} must be a non-empty one-line string, got {value!r}")
         return value
-    if isinstance(default, tuple):
-        if isinstance(value, str):
-            value = [value]
+    if default is None:
+        return None
+    if kind == "argv":
+        return _argv(value, where)
+    if isinstance(value, str):
+        value = [value]
+    if kind == "text":
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            raise ConfigError(f"{CONFIG_FILE}: {path} must be a list of glob strings, got {value!r}")
-        return tuple(value)
-    raise ConfigError(f"{CONFIG_FILE}: {path} cannot be set")  # pragma: no cover - no such field yet
+            raise ConfigError(f"{where} must be a string or a list of non-empty strings, got {value!r}")
+        return tuple(v.strip() for v in value)
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(f"{where} must be a list of glob strings, got {value!r}")
+    return tuple(value)
 
 
-def _gates(raw: object, where: str) -> GateSettings:
-    return _build(GateSettings, raw, where, {})
+def _argv(value: object, where: str) -> tuple[str, ...]:
+    """A command: a string split like a POSIX shell would (quotes kept together, nothing
+    expanded, never run by a shell) or an explicit argv list."""
+    if isinstance(value, str):
+        try:
+            argv = shlex.split(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where} is not a valid command line ({exc}): {value!r}") from exc
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        argv = list(value)
+    else:
+        raise ConfigError(f"{where} must be a command string or a list of arguments, got {value!r}")
+    if not argv or not argv[0].strip():
+        raise ConfigError(f"{where} must name a program to run, got {value!r}")
+    return tuple(argv)
 
 
-def _patch(raw: object, where: str) -> PatchSettings:
-    return _build(PatchSettings, raw, where, {"gates": _gates})
+def _check_commit(settings: CommitSettings, where: str, leaves: Leaves) -> None:
+    def source(key: str) -> str:
+        return leaves.get(_join(where, key), (None, "default"))[1]
 
-
-def _commit(raw: object, where: str) -> CommitSettings:
-    settings = _build(CommitSettings, raw, where, {})
-    if "@" not in settings.author_email or any(c in settings.author_email for c in "<> "):
-        raise ConfigError(
-            f"{CONFIG_FILE}: {where}.author_email must be a plain address like bot@example.com, "
-            f"got {settings.author_email!r}"
-        )
+    email = settings.author_email
+    if "@" not in email or any(c in email for c in "<> "):
+        raise ConfigError(f"{source('author_email')}: {where}.author_email must be a plain address like "
+                          f"bot@example.com, got {email!r}")
     if any(c in settings.author_name for c in "<>"):
-        raise ConfigError(f"{CONFIG_FILE}: {where}.author_name must not contain < or >")
-    return settings
+        raise ConfigError(f"{source('author_name')}: {where}.author_name must not contain < or >")
 
 
-_SECTIONS: dict[str, Callable[[object, str], object]] = {"patch": _patch, "commit": _commit}
+_CHECKS: dict[str, Callable[[Any, str, Leaves], None]] = {"commit": _check_commit}
+
+
+def _assemble(cls: type[T], where: str, leaves: Leaves) -> T:
+    defaults = cls()
+    values: dict[str, object] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        default = getattr(defaults, f.name)
+        path = _join(where, f.name)
+        if is_dataclass(default):
+            values[f.name] = _assemble(type(default), path, leaves)
+        elif path in leaves:
+            value, source = leaves[path]
+            values[f.name] = _coerce(value, default, f.metadata, path, source)
+    result = cls(**values)
+    check = _CHECKS.get(where)
+    if check is not None:
+        check(result, where, leaves)
+    return result
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def settings_from_layers(file_raw: object, env: Mapping[str, str] | None = None,
+                         overrides: Mapping[str, object] | None = None) -> Settings:
+    """Parsed YAML (a mapping, or None for an empty file), then env, then flags on top."""
+    leaves: Leaves = {}
+    _file_leaves(file_raw, Settings, "", leaves)
+    _env_leaves(env or {}, leaves)
+    _override_leaves(overrides or {}, leaves)
+    return _assemble(Settings, "", leaves)
 
 
 def settings_from_mapping(raw: object) -> Settings:
-    """Settings from already-parsed YAML (a mapping, or None for an empty file)."""
-    return _build(Settings, raw, "", _SECTIONS)
+    """Settings from already-parsed YAML alone (a mapping, or None for an empty file)."""
+    return settings_from_layers(raw)
+
+
+def _yaml(text: str) -> object:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{CONFIG_FILE}: not valid YAML: {exc}") from exc
 
 
 def parse_settings(text: str) -> Settings:
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{CONFIG_FILE}: not valid YAML: {exc}") from exc
-    return settings_from_mapping(raw)
+    return settings_from_mapping(_yaml(text))
 
 
-def load_settings(repo_root: str | Path) -> Settings:
-    """Settings from `<repo_root>/.ci-agent.yml`; the defaults when there is no such file."""
+def load_settings(repo_root: str | Path, env: Mapping[str, str] | None = None,
+                  overrides: Mapping[str, object] | None = None) -> Settings:
+    """Settings from `<repo_root>/.ci-agent.yml` (defaults when absent), then `CI_AGENT_*`
+    variables of `env` (default: the process environment), then `overrides` from flags."""
     path = Path(repo_root) / CONFIG_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = _yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return Settings()
+        raw = None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{CONFIG_FILE}: cannot read {path}: {exc}") from exc
-    return parse_settings(text)
+    return settings_from_layers(raw, os.environ if env is None else env, overrides)
