@@ -37,3 +37,9 @@ class ConfigError(CiAgentError):
     """`.ci-agent.yml` (or a setting) is invalid; the message names the offending key."""
 
     exit_code = ExitCode.USAGE
+
+
+class ModelServiceError(CiAgentError):
+    """The model service failed after retries, or refused; the message is one sentence."""
+
+    exit_code = ExitCode.EXTERNAL_SERVICE

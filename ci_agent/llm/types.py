@@ -1,0 +1,103 @@
+"""Plain values of the conversation with the model: no SDK, no I/O.
+
+`ModelSettings` is what the config loader maps `.ci-agent.yml` onto; `AskResult` is what one
+`ask_for_patch` conversation returns to the attempt engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+def _count(usage: Mapping[str, Any], key: str) -> int:
+    value = usage.get(key)
+    # The API sends null for cache fields when caching did not apply.
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0  # cache writes
+    cache_read_input_tokens: int = 0  # cache reads
+
+    @classmethod
+    def from_api(cls, usage: object) -> Usage:
+        """The `usage` object of a Messages API response (missing or malformed fields are 0)."""
+        if not isinstance(usage, Mapping):
+            return cls()
+        return cls(
+            _count(usage, "input_tokens"),
+            _count(usage, "output_tokens"),
+            _count(usage, "cache_creation_input_tokens"),
+            _count(usage, "cache_read_input_tokens"),
+        )
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def total(self) -> int:
+        """Every token the model processed: `input_tokens` excludes cached tokens, so the token
+        cap counts cache writes and reads on top (a cache read is cheap, not free)."""
+        return (self.input_tokens + self.output_tokens + self.cache_creation_input_tokens
+                + self.cache_read_input_tokens)
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "total": self.total,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PatchProposal:
+    """A `submit_patch` answer that passed the structured-answer gates and `check`."""
+
+    diff: str
+    summary: str
+    root_cause: str
+    confidence: float  # after the cap
+    raw_confidence: float  # as the model stated it (clamped to 0..1)
+    assumptions: tuple[str, ...] = ()
+    open_questions: tuple[str, ...] = ()
+    unverified_assumptions: int = 0
+    gate_notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GiveUp:
+    """The model declined (`give_up`), or the loop stopped at a cap; `reason` says which."""
+
+    reason: str
+    by_model: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class AskResult:
+    answer: PatchProposal | GiveUp
+    usage: Usage
+    turns: int  # model calls made
+    rejections: tuple[str, ...] = ()  # every rejection sent back to the model, in order
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    model: str
+    max_turns: int = 8
+    max_tokens: int = 8192  # per response
+    max_total_tokens: int = 400_000  # per conversation, see Usage.total
+    timeout_s: float = 300
+    language: str = "en"  # a language code or name, or "match"
+    notes: tuple[str, ...] = ()  # team notes for the system prompt

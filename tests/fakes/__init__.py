@@ -1,0 +1,1 @@
+"""Loopback HTTP fakes of external services (DESIGN.md §5)."""
