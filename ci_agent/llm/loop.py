@@ -1,0 +1,250 @@
+"""One conversation with the model: answer read-only tool calls until it submits or gives up.
+
+A `submit_patch` passes the structured-answer gates here, then the caller's `check(diff)` (the
+patch engine and `git apply --check`). A rejection goes back to the model as an `is_error`
+tool_result in the same conversation, its gate notes leading (the API requires tool_result
+blocks to open a user turn, so "leading the next turn" means leading that tool_result).
+
+Gates on the structured answer (DESIGN.md §4.5):
+- confidence is capped at `1.0 - 0.08*open_questions - 0.05*unverified_assumptions`, where an
+  assumption is *unverified* when the model marks it so: it starts with the word "unverified"
+  (any case, after leading punctuation), as the tool schema asks; open questions count their
+  non-blank entries. A capped confidence is a note, not a rejection.
+- a patch that touches none of `report_files` needs a stated reason: `summary` or `root_cause`
+  must name a file the patch changes (its path or file name). Without it the patch is rejected.
+
+Stops at `max_turns` model calls or `max_total_tokens` (`Usage.total`) with a `GiveUp` whose
+`by_model` is False. Everything we send that came from the repository passes `redact`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ci_agent.llm.client import ModelClient
+from ci_agent.llm.prompt import EPHEMERAL, READ_ONLY_TOOLS, initial_request, system_blocks
+from ci_agent.llm.tools import RepoTools, ToolError
+from ci_agent.llm.types import AskResult, GiveUp, ModelSettings, PatchProposal, Usage
+from ci_agent.patch.extract import extract_diff
+from ci_agent.patch.parse import PatchParseError, parse_patch
+
+Check = Callable[[str], list[str]]
+Redact = Callable[[str], str]
+_UNVERIFIED = re.compile(r"^\W*unverified\b", re.IGNORECASE)
+
+
+def unverified_count(assumptions: Iterable[str]) -> int:
+    return sum(1 for a in assumptions if _UNVERIFIED.match(a))
+
+
+def confidence_cap(open_questions: int, unverified: int) -> float:
+    return max(0.0, round(1.0 - 0.08 * open_questions - 0.05 * unverified, 6))
+
+
+def touched_paths(diff: str) -> tuple[str, ...]:
+    """Every path the diff names (both sides); () when it does not parse (check will say why)."""
+    try:
+        patch = parse_patch(extract_diff(diff))
+    except PatchParseError:
+        return ()
+    names = [p for fp in patch.files for p in (fp.old_path, fp.new_path) if p]
+    return tuple(dict.fromkeys(names))
+
+
+def _norm(path: str) -> str:
+    path = path.replace("\\", "/")
+    return path[2:] if path.startswith("./") else path
+
+
+def report_file_gate(diff: str, summary: str, root_cause: str,
+                     report_files: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(rejections, notes) of the "touches no reported file without a reason" gate."""
+    reported = {_norm(p) for p in report_files if p}
+    touched = [_norm(p) for p in touched_paths(diff)]
+    if not reported or not touched or reported & set(touched):
+        return [], []
+    prose = f"{summary}\n{root_cause}".casefold()
+    named = [p for p in touched if p.casefold() in prose or p.rsplit("/", 1)[-1].casefold() in prose]
+    listed = ", ".join(sorted(reported)[:8]) + (" ..." if len(reported) > 8 else "")
+    if named:
+        return [], [f"The patch touches no file named in the report ({listed}); the stated reason "
+                    f"names {', '.join(named)}."]
+    return [f"[gate.report_files] The patch changes {', '.join(touched)}, none of the files the "
+            f"failure report names ({listed}). Fix the reported files, or say in summary or "
+            "root_cause which file you change and why it is the cause."], []
+
+
+@dataclass(frozen=True, slots=True)
+class _Submission:
+    diff: str
+    summary: str
+    root_cause: str
+    confidence: float
+    assumptions: tuple[str, ...]
+    open_questions: tuple[str, ...]
+
+
+def _strings(value: object, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ToolError(f"submit_patch: {name} must be a list of strings.")
+    return tuple(v for v in value if v.strip())
+
+
+def read_submission(args: dict[str, Any]) -> _Submission:
+    for key in ("diff", "summary", "root_cause"):
+        if not isinstance(args.get(key), str) or not args[key].strip():
+            raise ToolError(f"submit_patch needs a non-empty string {key!r}.")
+    confidence = args.get("confidence")
+    if (not isinstance(confidence, int | float) or isinstance(confidence, bool)
+            or not math.isfinite(confidence)):
+        raise ToolError("submit_patch needs 'confidence' as a number between 0 and 1.")
+    return _Submission(args["diff"], args["summary"].strip(), args["root_cause"].strip(),
+                       min(1.0, max(0.0, float(confidence))),
+                       _strings(args.get("assumptions"), "assumptions"),
+                       _strings(args.get("open_questions"), "open_questions"))
+
+
+def _proposal(sub: _Submission, notes: list[str]) -> PatchProposal:
+    unverified = unverified_count(sub.assumptions)
+    cap = confidence_cap(len(sub.open_questions), unverified)
+    confidence = min(sub.confidence, cap)
+    if confidence < sub.confidence:
+        notes = [*notes, f"Confidence capped from {sub.confidence:.2f} to {confidence:.2f}: "
+                         f"{len(sub.open_questions)} open question(s), {unverified} unverified "
+                         "assumption(s)."]
+    return PatchProposal(sub.diff, sub.summary, sub.root_cause, confidence, sub.confidence,
+                         sub.assumptions, sub.open_questions, unverified, tuple(notes))
+
+
+def _history_blocks(content: object) -> list[dict[str, Any]]:
+    """The assistant turn as we send it back: its text and tool_use blocks, nothing else."""
+    blocks: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            blocks.append({"type": "text", "text": block["text"]})
+        elif block.get("type") == "tool_use":
+            blocks.append({"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
+                           "input": block.get("input") if isinstance(block.get("input"), dict) else {}})
+    return blocks or [{"type": "text", "text": "(no answer)"}]
+
+
+def move_cache_breakpoint(messages: list[dict[str, Any]]) -> None:
+    """One breakpoint on the newest user turn (plus the system block's): each request then
+    reads the previous turns from the cache and writes the new one. Older ones are removed so a
+    request never carries more than the API's 4."""
+    for msg in messages:
+        for block in msg["content"]:
+            block.pop("cache_control", None)
+    messages[-1]["content"][-1]["cache_control"] = dict(EPHEMERAL)
+
+
+def _result(tool_use_id: str, text: str, is_error: bool = False) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id,
+                             "content": [{"type": "text", "text": text or "(empty)"}]}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+class _Conversation:
+    def __init__(self, client: ModelClient, settings: ModelSettings, tools: RepoTools, check: Check,
+                 report_files: Iterable[str], redact: Redact) -> None:
+        self.client, self.settings, self.tools, self.check = client, settings, tools, check
+        self.report_files = tuple(report_files)
+        self.redact = redact
+        self.usage = Usage()
+        self.turns = 0
+        self.rejections: list[str] = []
+
+    def result(self, answer: PatchProposal | GiveUp) -> AskResult:
+        return AskResult(answer, self.usage, self.turns, tuple(self.rejections))
+
+    def cap_reached(self) -> GiveUp | None:
+        s = self.settings
+        if self.turns >= s.max_turns:
+            return GiveUp(f"Stopped after {self.turns} model turns (max_turns {s.max_turns}) "
+                          "without an accepted patch.", by_model=False)
+        if self.usage.total >= s.max_total_tokens:
+            return GiveUp(f"Stopped after {self.usage.total} tokens (max_total_tokens "
+                          f"{s.max_total_tokens}) without an accepted patch.", by_model=False)
+        return None
+
+    def submit(self, tool_id: str, args: dict[str, Any]) -> PatchProposal | dict[str, Any]:
+        """The accepted proposal, or the is_error tool_result that rejects it."""
+        try:
+            sub = read_submission(args)
+        except ToolError as error:
+            self.rejections.append(str(error))
+            return _result(tool_id, self.redact(str(error)), is_error=True)
+        gate_rejections, notes = report_file_gate(sub.diff, sub.summary, sub.root_cause,
+                                                  self.report_files)
+        problems = [*gate_rejections, *self.check(sub.diff)]
+        if not problems:
+            return _proposal(sub, notes)
+        self.rejections.extend(problems)
+        text = "The patch was rejected and nothing was applied:\n" + "\n".join(
+            p if p.startswith("- ") else f"- {p}" for p in problems)
+        return _result(tool_id, self.redact(text + "\nFix these problems and submit again."), True)
+
+    def answer(self, block: dict[str, Any], cut_off: bool) -> PatchProposal | GiveUp | dict[str, Any]:
+        tool_id, name = str(block["id"]), block["name"]
+        args = block["input"]
+        if cut_off:
+            return _result(tool_id, f"Your reply was cut off at max_tokens ({self.settings.max_tokens}) "
+                           "before this call was complete; send a shorter answer.", True)
+        if name == "give_up":
+            reason = args.get("reason")
+            return GiveUp(reason.strip() if isinstance(reason, str) and reason.strip()
+                          else "(the model gave no reason)")
+        if name == "submit_patch":
+            return self.submit(tool_id, args)
+        if name not in READ_ONLY_TOOLS:
+            return _result(tool_id, f"There is no tool named {name!r}.", True)
+        try:
+            return _result(tool_id, self.redact(self.tools.call(name, args)))
+        except ToolError as error:
+            return _result(tool_id, self.redact(str(error)), True)
+
+    def run(self, request: dict[str, Any]) -> AskResult:
+        messages: list[dict[str, Any]] = request["messages"]
+        while True:
+            stop = self.cap_reached()
+            if stop is not None:
+                return self.result(stop)
+            move_cache_breakpoint(messages)
+            response = self.client.create(request)
+            self.turns += 1
+            self.usage += Usage.from_api(response.get("usage"))
+            blocks = _history_blocks(response.get("content"))
+            messages.append({"role": "assistant", "content": blocks})
+            cut_off = response.get("stop_reason") == "max_tokens"
+            replies: list[dict[str, Any]] = []
+            for block in (b for b in blocks if b["type"] == "tool_use"):
+                outcome = self.answer(block, cut_off)
+                if isinstance(outcome, PatchProposal | GiveUp):
+                    return self.result(outcome)
+                replies.append(outcome)
+            if not replies:
+                why = (f"Your reply was cut off at max_tokens ({self.settings.max_tokens})."
+                       if cut_off else "You answered without a tool call.")
+                replies.append({"type": "text", "text": why + " Answer with one tool call: "
+                                "submit_patch, give_up, or a read-only tool."})
+            elif self.turns == self.settings.max_turns - 1:
+                replies.append({"type": "text", "text": "This is your last turn: answer with "
+                                "submit_patch or give_up."})
+            messages.append({"role": "user", "content": replies})
+
+
+def ask_for_patch(client: ModelClient, settings: ModelSettings, user_text: str, tools: RepoTools,
+                  check: Check, report_files: Iterable[str], redact: Redact) -> AskResult:
+    """Run the tool-use conversation to an accepted patch, a give-up, or a cap."""
+    request = initial_request(settings, system_blocks(settings), redact(user_text))
+    return _Conversation(client, settings, tools, check, report_files, redact).run(request)

@@ -1,0 +1,227 @@
+"""The model's read-only view of the repository: read_file, search_code, list_files.
+
+Every path is resolved with realpath and must stay inside the repository's realpath, so `..`
+and symlinks pointing out are refused; `.git` (any depth, any case) and the configured exclude
+globs are invisible — a hidden file answers exactly like a missing one. Output is capped so
+one tool call cannot flood the conversation. Errors are `ToolError`s whose message is written
+for the model; the loop sends them back as `is_error` tool results.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ci_agent.patch.policy import glob_match
+
+MAX_OUTPUT_BYTES = 48_000
+MAX_READ_LINES = 400
+MAX_FILE_BYTES = 2_000_000  # larger files are not read or searched
+MAX_MATCHES = 100
+MAX_LIST_ENTRIES = 400
+MAX_PATTERN = 300
+SEARCH_SECONDS = 5.0
+SEARCH_LINE_CHARS = 2_000  # longer lines (minified code, data) are skipped by search
+# A quantified group that itself holds a quantifier or an alternation, e.g. (a+)+, (\w*x)*,
+# (a|aa)+: the classic catastrophic-backtracking shapes. Python's `re` has no timeout, so such
+# patterns are refused (a heuristic: it also refuses some harmless ones, like (foo|bar)+).
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}|](?:[^()\\]|\\.)*\)\s*[+*{]")
+
+
+class ToolError(Exception):
+    """A tool call the model made that cannot be answered; the message says why."""
+
+
+def is_git_dir(name: str) -> bool:
+    return name.casefold().rstrip(". ") == ".git"
+
+
+def _cap(text: str, note: str = "") -> str:
+    data = text.encode("utf-8", "replace")
+    if len(data) <= MAX_OUTPUT_BYTES:
+        return text
+    cut = data[:MAX_OUTPUT_BYTES].decode("utf-8", "ignore")
+    cut = cut[: cut.rfind("\n") + 1] or cut
+    return cut + f"[output truncated at {MAX_OUTPUT_BYTES} bytes{note}]\n"
+
+
+class RepoTools:
+    def __init__(self, repo: Path, exclude_globs: Iterable[str] = ()) -> None:
+        self.repo = Path(os.path.realpath(repo))
+        self.exclude_globs = tuple(exclude_globs)
+
+    # -- path confinement -------------------------------------------------------------------
+
+    def _excluded(self, rel: str, is_dir: bool = False) -> bool:
+        if any(is_git_dir(part) for part in rel.split("/")):
+            return True
+        # A directory is excluded when a glob matches it or anything below it ("build/**").
+        return any(glob_match(rel, g, fold_case=False) or (is_dir and glob_match(rel + "/", g,
+                   fold_case=False)) for g in self.exclude_globs)
+
+    def resolve(self, path: str, *, want_dir: bool = False) -> tuple[Path, str]:
+        """(real absolute path, repo-relative POSIX path) for a path the model named."""
+        raw = (path or ".").replace("\\", "/").strip()
+        if "\x00" in raw:
+            raise ToolError("Paths cannot contain NUL characters.")
+        if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
+            raise ToolError(f"{path!r} is absolute; name files by their path from the repository "
+                            "root, e.g. `src/app.py`.")
+        lexical = os.path.normpath(raw).replace("\\", "/")
+        if lexical == ".." or lexical.startswith("../"):
+            raise ToolError(f"{path!r} is outside the repository.")
+        real = Path(os.path.realpath(self.repo / lexical))
+        if real != self.repo and self.repo not in real.parents:
+            raise ToolError(f"{path!r} is a symlink that points outside the repository; it is "
+                            "not readable.")
+        rel = real.relative_to(self.repo).as_posix() if real != self.repo else "."
+        hidden = rel != "." and self._excluded(rel, is_dir=real.is_dir())
+        # The lexical path may name a hidden place through a symlink inside the repo too.
+        hidden = hidden or (lexical != "." and self._excluded(lexical, is_dir=real.is_dir()))
+        if hidden or not real.exists():
+            raise ToolError(f"{path!r} does not exist in the repository (or is excluded from "
+                            "what you may read).")
+        if want_dir and not real.is_dir():
+            raise ToolError(f"{path!r} is a file, not a directory.")
+        if not want_dir and not real.is_file():
+            raise ToolError(f"{path!r} is a directory; use list_files to see what it holds.")
+        return real, rel
+
+    def _walk(self, top: Path) -> Iterator[tuple[Path, str]]:
+        """Visible files under `top`, sorted, never following symlinks out of the repository."""
+        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+            base = Path(dirpath)
+            rel_dir = base.relative_to(self.repo).as_posix()
+            prefix = "" if rel_dir == "." else rel_dir + "/"
+            dirnames[:] = sorted(d for d in dirnames
+                                 if not (base / d).is_symlink() and not self._excluded(prefix + d, True))
+            for name in sorted(filenames):
+                full = base / name
+                rel = prefix + name
+                if self._excluded(rel):
+                    continue
+                real = Path(os.path.realpath(full))
+                if real != full and (self.repo not in real.parents
+                                     or self._excluded(real.relative_to(self.repo).as_posix())):
+                    continue  # a symlink out of the repository, or into .git or an excluded file
+                yield full, rel
+
+    # -- the tools ----------------------------------------------------------------------------
+
+    def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        real, rel = self.resolve(path)
+        size = real.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ToolError(f"{rel} is {size} bytes, too large to read; use search_code to find "
+                            "the lines you need.")
+        data = real.read_bytes()
+        if b"\x00" in data[:8192]:
+            raise ToolError(f"{rel} is a binary file.")
+        lines = data.decode("utf-8", "replace").splitlines()
+        first = max(1, start_line or 1)
+        last = min(len(lines), end_line or len(lines), first + MAX_READ_LINES - 1)
+        if lines and first > len(lines):
+            raise ToolError(f"{rel} has {len(lines)} lines; start_line {first} is past the end.")
+        body = "".join(f"{n:>6}\t{lines[n - 1]}\n" for n in range(first, last + 1))
+        header = f"{rel} (lines {first}-{last} of {len(lines)})\n" if lines else f"{rel} (empty)\n"
+        more = (f"[{len(lines) - last} more lines; call read_file with start_line={last + 1}]\n"
+                if last < len(lines) else "")
+        return _cap(header + body, "; ask for a smaller line range") + more
+
+    def search_code(self, pattern: str, glob: str | None = None, regex: bool = False) -> str:
+        if not pattern or len(pattern) > MAX_PATTERN:
+            raise ToolError(f"The pattern must be 1 to {MAX_PATTERN} characters long.")
+        if regex and _NESTED_QUANTIFIER.search(pattern):
+            raise ToolError("Nested quantifiers such as (a+)+ are not allowed; simplify the regex.")
+        try:
+            matcher = re.compile(pattern if regex else re.escape(pattern))
+        except re.error as error:
+            raise ToolError(f"Invalid regular expression: {error}.") from error
+        deadline = time.monotonic() + SEARCH_SECONDS
+        hits: list[str] = []
+        stopped = ""
+        for full, rel in self._walk(self.repo):
+            if full.is_symlink() or (glob and not _glob_hit(rel, glob)):
+                continue  # a symlink's target is searched under its own name
+            if time.monotonic() > deadline:
+                stopped = f"[search stopped after {SEARCH_SECONDS:g} s; narrow it with glob]\n"
+                break
+            for number, line in _text_lines(full):
+                if len(line) <= SEARCH_LINE_CHARS and matcher.search(line):
+                    hits.append(f"{rel}:{number}: {line.strip()[:300]}\n")
+                    if len(hits) >= MAX_MATCHES:
+                        break
+            if len(hits) >= MAX_MATCHES:
+                stopped = f"[first {MAX_MATCHES} matches shown; narrow the search]\n"
+                break
+        if not hits:
+            return f"No matches for {pattern!r}" + (f" in files matching {glob!r}" if glob else "") + "\n"
+        return _cap("".join(hits)) + stopped
+
+    def list_files(self, dir: str | None = None, glob: str | None = None) -> str:
+        top, rel_top = self.resolve(dir or ".", want_dir=True)
+        entries: list[str] = []
+        more = 0
+        for _full, rel in self._walk(top):
+            if glob and not _glob_hit(rel, glob):
+                continue
+            if len(entries) < MAX_LIST_ENTRIES:
+                entries.append(rel + "\n")
+            else:
+                more += 1
+        if not entries:
+            return f"No files under {rel_top!r}" + (f" matching {glob!r}" if glob else "") + "\n"
+        tail = f"[{more} more files; narrow with dir or glob]\n" if more else ""
+        return _cap("".join(entries)) + tail
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """Run the tool `name`; raises ToolError for unknown tools and bad arguments."""
+        handlers: dict[str, Callable[..., str]] = {
+            "read_file": self.read_file, "search_code": self.search_code, "list_files": self.list_files,
+        }
+        handler = handlers.get(name)
+        if handler is None:
+            raise ToolError(f"There is no tool named {name!r}.")
+        params = _PARAMS[name]
+        unknown = sorted(set(arguments) - set(params))
+        if unknown:
+            raise ToolError(f"{name} has no parameter {unknown[0]!r}.")
+        for key, kind in params.items():
+            value = arguments.get(key)
+            if value is not None and not (isinstance(value, kind) and not
+                                          (kind is int and isinstance(value, bool))):
+                raise ToolError(f"{name}: {key} must be a {kind.__name__}.")
+        missing = [k for k in _REQUIRED.get(name, ()) if not arguments.get(k)]
+        if missing:
+            raise ToolError(f"{name} needs {missing[0]!r}.")
+        return handler(**{k: v for k, v in arguments.items() if v is not None})
+
+
+_PARAMS: dict[str, dict[str, type]] = {
+    "read_file": {"path": str, "start_line": int, "end_line": int},
+    "search_code": {"pattern": str, "glob": str, "regex": bool},
+    "list_files": {"dir": str, "glob": str},
+}
+_REQUIRED = {"read_file": ("path",), "search_code": ("pattern",)}
+
+
+def _glob_hit(rel: str, glob: str) -> bool:
+    # "*.py" matches by file name at any depth; "src/**/*.py" matches the path.
+    return glob_match(rel, glob, fold_case=False) or fnmatch.fnmatchcase(rel, glob)
+
+
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return
+        data = path.read_bytes()
+    except OSError:
+        return
+    if b"\x00" in data[:8192]:
+        return
+    yield from enumerate(data.decode("utf-8", "replace").splitlines(), 1)
