@@ -186,8 +186,8 @@ def _validate_messages(messages: Any, tool_names: set[str]) -> None:
                 tid, name = b.get("id"), b.get("name")
                 if not isinstance(tid, str) or tid in seen:
                     raise ValueError(f"{where}: `tool_use` ids must be unique")
-                if name not in tool_names:
-                    raise ValueError(f"{where}: tool_use names a tool that is not in `tools`: {name}")
+                if not tool_names or not isinstance(name, str):
+                    raise ValueError(f"{where}: requests with `tool_use` blocks must define `tools`")
                 if not isinstance(b.get("input"), dict):
                     raise ValueError(f"{where}: tool_use.input must be an object")
                 seen.add(tid)

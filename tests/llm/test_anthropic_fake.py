@@ -108,10 +108,9 @@ def test_tool_result_answering_an_older_turn(anthropic_fake: AnthropicFake) -> N
     assert "unexpected `tool_use_id`" in _rejected(anthropic_fake, body)
 
 
-def test_tool_use_of_an_undeclared_tool(anthropic_fake: AnthropicFake) -> None:
-    body = _body([_user(text("hi")), _assistant(tool_use("rm_rf", {}, id="t1")), _user(_result("t1"))],
-                 tools=[TOOL])
-    assert "not in `tools`" in _rejected(anthropic_fake, body)
+def test_tool_use_needs_tool_definitions(anthropic_fake: AnthropicFake) -> None:
+    body = _body([_user(text("hi")), _assistant(tool_use("read_file", {}, id="t1")), _user(_result("t1"))])
+    assert "must define `tools`" in _rejected(anthropic_fake, body)
 
 
 def test_empty_text_block(anthropic_fake: AnthropicFake) -> None:

@@ -50,7 +50,7 @@ def test_read_file_numbers_lines_and_reads_ranges(tools: RepoTools) -> None:
 
 @pytest.mark.parametrize("path", ["/etc/passwd", "../outside/passwd", "src/../../outside/passwd"])
 def test_paths_outside_the_repo_are_refused(tools: RepoTools, path: str) -> None:
-    with pytest.raises(ToolError, match="absolute|outside the repository"):
+    with pytest.raises(ToolError, match=r"absolute|outside the repository"):
         tools.read_file(path)
 
 
