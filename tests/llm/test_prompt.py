@@ -1,0 +1,67 @@
+"""The request we build: one cached system block, valid tools, the SDK kept at one import site."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ci_agent.llm import ModelSettings, initial_request, system_blocks, tool_definitions, user_text
+from ci_agent.llm.prompt import language_rule
+from tests.fakes.anthropic_fake import validate
+
+PACKAGE = Path(__file__).resolve().parents[2] / "ci_agent"
+
+
+def test_one_stable_cached_system_block_with_notes_and_language() -> None:
+    notes = ("CS1591 is noise", "nullable warnings\nare real defects")
+    settings = ModelSettings("m", language="es", notes=notes)
+    (block,) = system_blocks(settings)
+    assert block["cache_control"] == {"type": "ephemeral"}
+    assert "- CS1591 is noise\n- nullable warnings are real defects\n" in block["text"]
+    assert "in Spanish." in block["text"]
+    assert system_blocks(settings) == [block]  # byte-identical every time, or the cache misses
+
+
+def test_no_team_notes_section_without_notes() -> None:
+    assert "Team notes" not in system_blocks(ModelSettings("m"))[0]["text"]
+
+
+def test_language_rules() -> None:
+    assert "in English." in language_rule("en")
+    assert "in the language the repository's own comments" in language_rule("match")
+    assert "in Klingon." in language_rule("Klingon")
+
+
+def test_tools_are_the_five_of_the_design() -> None:
+    tools = {t["name"]: t for t in tool_definitions()}
+    assert list(tools) == ["read_file", "search_code", "list_files", "submit_patch", "give_up"]
+    assert tools["submit_patch"]["input_schema"]["required"] == [
+        "diff", "summary", "root_cause", "confidence", "assumptions", "open_questions"]
+    assert tools["give_up"]["input_schema"]["required"] == ["reason"]
+
+
+def test_initial_request_is_valid_for_the_strict_fake() -> None:
+    settings = ModelSettings("claude-test", max_tokens=1234)
+    request = initial_request(settings, system_blocks(settings), user_text("R", "C"))
+    assert validate(json.loads(json.dumps(request))) is None
+    assert request["max_tokens"] == 1234 and request["model"] == "claude-test"
+    assert request["messages"] == [{"role": "user", "content": [{"type": "text", "text":
+                                    "## Failure report\nR\n\n## Context\nC\n\nFind the root cause and "
+                                    "answer with `submit_patch` (or `give_up`).\n"}]}]
+
+
+def test_previous_attempts_lead_the_user_text() -> None:
+    assert user_text("R", previous_attempts="Attempt 1 changed x").startswith(
+        "## Previous attempts\nAttempt 1 changed x\n\n## Failure report\nR\n")
+
+
+def test_only_anthropic_client_imports_the_sdk() -> None:
+    importers = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                       if re.search(r"^\s*(import anthropic|from anthropic\b)", p.read_text(), re.M))
+    assert importers == ["llm/anthropic_client.py"]
+    code = "import ci_agent.llm, ci_agent.llm.loop, sys; print('anthropic' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
