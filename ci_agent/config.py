@@ -43,7 +43,8 @@ DEFAULT_DENY: tuple[str, ...] = (
     "**/secrets/**",
 )
 # Never shown to the model, whatever the config says: files that hold secrets by convention.
-SECRET_GLOBS: tuple[str, ...] = (".env*", "**/.env*", "*.pem", "*.key", "**/secrets/**", "secrets/**")
+# Globs match like the patch deny list (`ci_agent.patch.policy.glob_match`): no `/` = any depth.
+SECRET_GLOBS: tuple[str, ...] = (".env*", "*.pem", "*.key", "**/secrets/**")
 
 _LANGUAGE_RE = re.compile(r"match|[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 
@@ -125,7 +126,7 @@ class ContextSettings:
     exclude: tuple[str, ...] = ()
     excerpt_lines: int = field(default=12, metadata={"min": 0})
     whole_file_bytes: int = field(default=8192, metadata={"min": 0})
-    max_bytes: int = 60_000
+    max_bytes: int = field(default=60_000, metadata={"min": 1000})
     diff_bytes: int = field(default=16_000, metadata={"min": 0})
     base_ref: str | None = None
 

@@ -22,6 +22,9 @@ What `Redactor.redact` replaces (each with `[REDACTED:<name>]`):
    A letters-only unquoted password (`password=hunter`) is therefore missed unless it is an
    environment value: the env rule (1) is the net for real CI secrets.
 
+Line structure is kept (a multi-line secret becomes one marker per line), so line numbers of
+redacted source excerpts stay right.
+
 Linear time by construction: every pattern starts with a literal or a bounded class and has only
 bounded quantifiers; private-key blocks and HTML comments are found with `str.find` scans that
 never revisit text. Idempotent: every pass first matches existing `[REDACTED:...]` markers and
@@ -167,6 +170,11 @@ _KEY_BODY_RE = re.compile(r"(?:\r?\n[ \t]{0,8}[A-Za-z0-9+/=:, -]{1,200}){0,400}"
 _MAX_KEY_CHARS = 32_768
 
 
+def _per_line(secret: str, label: str) -> str:
+    """One marker per line of the secret: line numbers of the text around it stay right."""
+    return "\n".join(label for _ in secret.split("\n"))
+
+
 def _redact_private_keys(text: str) -> str:
     """BEGIN ... END PRIVATE KEY blocks; a block cut off before its END (a truncated log) is
     redacted through the base64-looking lines after its header. One forward scan."""
@@ -186,7 +194,7 @@ def _redact_private_keys(text: str) -> str:
             body = _KEY_BODY_RE.match(text, begin.end())
             stop = body.end() if body else begin.end()
         out.append(text[pos:begin.start()])
-        out.append(marker("private_key"))
+        out.append(_per_line(text[begin.start():stop], marker("private_key")))
         pos = stop
     out.append(text[pos:])
     return "".join(out)
@@ -228,7 +236,9 @@ class Redactor:
             names = dict(self.literals)
 
             def literal(m: re.Match[str]) -> str:
-                return m.group(0) if m.group(1) is not None else marker(names[m.group(2)])
+                if m.group(1) is not None:
+                    return m.group(0)
+                return _per_line(m.group(2), marker(names[m.group(2)]))
 
             text = self._literal_re.sub(literal, text)
         for regex, replace in _TOKENS:
@@ -267,7 +277,8 @@ _FENCE_TAG_RE = re.compile(rf"<(?=[ \t]*/?[ \t]*{FENCE_TAG})", re.IGNORECASE)
 
 def _strip_html_comments(text: str) -> str:
     """Remove every complete `<!-- ... -->` (hidden in rendered Markdown; could forge our status
-    marker), then escape any `<!--` left over (unterminated, or formed by the removal)."""
+    marker) but keep its line breaks, then escape any `<!--` left over (unterminated, or formed
+    by the removal)."""
     out: list[str] = []
     pos = 0
     while True:
@@ -278,6 +289,7 @@ def _strip_html_comments(text: str) -> str:
         if end < 0:
             break
         out.append(text[pos:start])
+        out.append("\n" * text.count("\n", start, end))  # keep the line numbers after it
         pos = end + 3
     out.append(text[pos:])
     return "".join(out).replace("<!--", "&lt;!--")
