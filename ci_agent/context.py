@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ci_agent.config import ContextSettings
-from ci_agent.git import GitError
+from ci_agent.git import GitError, git
 from ci_agent.gitfacts import commit_diff, read_status, split_file_diffs, summarize_status
 from ci_agent.model import Report, Severity
 from ci_agent.patch.policy import glob_match
@@ -113,13 +113,37 @@ def _targets(report: Report) -> dict[str, list[_Target]]:
     return found
 
 
+def _resolve_suffixes(repo_real: str, targets: dict[str, list[_Target]],
+                      notes: list[str]) -> dict[str, list[_Target]]:
+    """A path that does not exist at the root but is the tail of exactly one tracked file is that
+    file: tools run in a subdirectory (a monorepo's `python/`, a solution folder) print paths
+    relative to where they ran."""
+    missing = [rel for rel in targets
+               if "\0" not in rel and not os.path.lexists(os.path.join(repo_real, rel))]
+    if not missing:
+        return targets
+    listing = git(repo_real, ["ls-files", "-z"])
+    tracked = [p for p in listing.stdout.split("\0") if p] if listing.ok else []
+    resolved: dict[str, list[_Target]] = {}
+    for rel, file_targets in targets.items():
+        if rel in missing:
+            tails = [p for p in tracked if p.endswith("/" + rel)]
+            if len(tails) == 1:
+                notes.append(f"{rel}: shown as {tails[0]} (the only tracked file ending so)")
+                rel = tails[0]
+            elif len(tails) > 1:
+                notes.append(f"{rel}: not shown ({len(tails)} tracked files end with this path)")
+        resolved.setdefault(rel, []).extend(file_targets)
+    return resolved
+
+
 # --------------------------------------------------------------------------- files
 
 
 def _refusal(repo_real: str, rel: str, exclude: Iterable[str]) -> str | None:
     """Why `rel` may not be shown, or None when it may."""
     parts = rel.split("/")
-    if rel.startswith("/") or ".." in parts or any(p.casefold() == ".git" for p in parts):
+    if "\0" in rel or rel.startswith("/") or ".." in parts or any(p.casefold() == ".git" for p in parts):
         return "outside the repository"
     for glob in exclude:
         if glob_match(rel, glob, fold_case=True):
@@ -157,7 +181,9 @@ def _read_lines(path: str, size: int, ranges: list[tuple[int, int]], redact: Red
         # Clean line by line would miss a secret spanning lines; clean the whole and re-split
         # (sanitising and redaction keep line structure, except for odd line separators).
         cleaned = _clean("\n".join(line.removesuffix("\r") for line in lines), redact).split("\n")
-        return cleaned if len(cleaned) == len(lines) else [_clean(line, redact) for line in lines]
+        if len(cleaned) == len(lines):
+            return cleaned
+        return [_clean(line, redact).replace("\n", " ") for line in lines]
     last = max(end for _, end in ranges)
     kept: list[str] = []
     with open(path, encoding="utf-8", errors="replace", newline="\n") as fh:
@@ -192,11 +218,15 @@ def _file_excerpts(repo_real: str, rel: str, targets: list[_Target], settings: C
         out.notes.append(f"{rel}: not shown ({why})")
         return
     path = os.path.join(repo_real, rel)
-    size = os.path.getsize(path)
-    whole = any(t.wants_whole for t in targets) and size <= settings.whole_file_bytes
     around = settings.excerpt_lines
     guess = [(max(1, (t.line or 1) - around), (t.line or 1) + around) for t in targets]
-    lines = _read_lines(path, size, guess, redact)
+    try:
+        size = os.path.getsize(path)
+        lines = _read_lines(path, size, guess, redact)
+    except OSError as exc:
+        out.notes.append(f"{rel}: not shown (cannot be read: {exc.strerror or exc})")
+        return
+    whole = any(t.wants_whole for t in targets) and size <= settings.whole_file_bytes
     if lines is None:
         out.notes.append(f"{rel}: not shown (binary file)")
         return
@@ -267,7 +297,7 @@ def gather_context(repo: Path, report: Report, settings: ContextSettings, redact
     `settings.max_bytes` once rendered. `redactor` is a `Redactor` (or any str -> str)."""
     repo_real = os.path.realpath(repo)
     got = _Gathering()
-    targets = _targets(report)
+    targets = _resolve_suffixes(repo_real, _targets(report), got.notes)
     for rel, file_targets in targets.items():
         _file_excerpts(repo_real, rel, file_targets, settings, redactor, got)
     git_ctx, diff_text, git_notes = _git_context(Path(repo_real), settings, redactor, revision, base_ref)
@@ -307,10 +337,27 @@ def _fit(got: _Gathering, git_ctx: GitContext | None, diff_text: str | None,
         take(ex)
     context = Context(tuple(_in_report_order(kept, got.excerpts)), git_ctx, _summarise(omitted, limit),
                       _capped_notes(got.notes))
-    while len(render_context(context).encode()) > limit and context.excerpts:
-        last = context.excerpts[-1]
-        omitted.append(f"{last.path}:{last.start}-{last.end}")
-        context = replace(context, excerpts=context.excerpts[:-1], omitted=_summarise(omitted, limit))
+    return _shrink(context, omitted, limit)
+
+
+def _shrink(context: Context, omitted: list[str], limit: int) -> Context:
+    """Last resort when the estimate was off: drop the least important excerpt, then the diff,
+    then notes, until the rendering fits."""
+    while len(render_context(context).encode()) > limit:
+        if context.excerpts:
+            worst = max(range(len(context.excerpts)), key=lambda i: (context.excerpts[i].priority, i))
+            gone = context.excerpts[worst]
+            omitted.append(f"{gone.path}:{gone.start}-{gone.end}")
+            excerpts = context.excerpts[:worst] + context.excerpts[worst + 1:]
+            context = replace(context, excerpts=excerpts, omitted=_summarise(omitted, limit))
+        elif context.git is not None and context.git.diff:
+            omitted.append("the failing commit's diff")
+            git_ctx = replace(context.git, diff_title=None, diff=None, diff_note=None)
+            context = replace(context, git=git_ctx, omitted=_summarise(omitted, limit))
+        elif context.notes:
+            context = replace(context, notes=context.notes[:-1])
+        else:
+            break
     return context
 
 

@@ -174,6 +174,7 @@ def test_results_long_form_and_notes_list() -> None:
         ("commands:\n  verify: {a: 1}\n", "commands.verify must be a command string or a list"),
         ("results: 3\n", "results must be a mapping"),
         ("context:\n  excerpt_lines: -1\n", "context.excerpt_lines must be an integer >= 0"),
+        ("context:\n  max_bytes: 500\n", "context.max_bytes must be an integer >= 1000"),
         ("context:\n  exclude: [3]\n", "context.exclude must be a list of glob strings"),
         ("notes: [ok, '']\n", "notes must be a string or a list of non-empty strings"),
         ("language: english please\n", "language must be a language code"),

@@ -166,6 +166,24 @@ def test_project_frames_of_failing_tests(tmp_path: Path) -> None:
     assert {e.path for e in whole.excerpts} == {"tests/test_calc.py", "pkg/calc.py"}
 
 
+def test_paths_relative_to_a_subdirectory_resolve_to_the_one_tracked_file(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "mono", {
+        "py/pkg/__init__.py": "",
+        "py/pkg/calc.py": "def half(a):\n    return a / 0\n",
+        "py/tests/test_half.py": "from pkg.calc import half\n\n\ndef test_half():\n    assert half(4) == 2\n",
+        "docs/readme.txt": "not code\n",
+    })
+    junit = tmp_path / "junit.xml"
+    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+                  "tests"], cwd=repo / "py", timeout=120, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert result.returncode == 1, result.stdout
+    report = distilled(repo, junit)
+    assert report.failures[0].file == "tests/test_half.py"  # relative to where pytest ran
+    ctx = gather_context(repo, report, ContextSettings(), NO_ENV)
+    assert {e.path for e in ctx.excerpts} == {"py/tests/test_half.py", "py/pkg/calc.py"}
+    assert "pkg/calc.py: shown as py/pkg/calc.py (the only tracked file ending so)" in ctx.notes
+
+
 # --------------------------------------------------------------------------- what is never shown
 
 
@@ -382,3 +400,31 @@ def test_render_of_an_empty_context() -> None:
     assert render_context(Context()) == ""
     lone = Excerpt("a.c", 1, 1, ("int a;",), ("error at line 1",), 0, True)
     assert render_context(Context(excerpts=(lone,))).count(f"<{FENCE_TAG} ") == 1
+
+
+def test_streamed_big_file_gives_the_same_excerpts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    canary = "Kq7Zp2Lm9Xv4Tb8Rw3"
+    source = c_lines(300, {150: "    ok += nope;", 151: f"    /* {canary} */"})
+    repo = new_repo(tmp_path / "stream", {"s.c": source})
+    report = distilled(repo, gcc_log(repo, "s.c"))
+    settings = ContextSettings(excerpt_lines=3, whole_file_bytes=0)
+    redactor = Redactor.from_environ({"STREAM_SECRET": canary})
+    read_whole = gather_context(repo, report, settings, redactor)
+    monkeypatch.setattr("ci_agent.context._READ_WHOLE_CAP", 100)  # force the streaming reader
+    streamed = gather_context(repo, report, settings, redactor)
+    assert streamed.excerpts == read_whole.excerpts
+    assert ranges(streamed, "s.c") == [(147, 153)]
+    assert streamed.excerpts[0].lines[4] == "    /* [REDACTED:STREAM_SECRET] */"
+
+
+def test_tiny_bound_drops_excerpts_diff_and_notes_in_that_order(tmp_path: Path) -> None:
+    files = {f"vendor/v{i}.c": "int v(void) { return nope; }\n" for i in range(12)}
+    repo = new_repo(tmp_path / "tiny", {**files, "main.c": c_lines(40, {20: "    ok += nope;"})})
+    write(repo, {"main.c": c_lines(40, {20: "    ok += nope_again;"})})
+    commit_all(repo, "change main")
+    report = distilled(repo, gcc_log(repo, *sorted(files), "main.c"))
+    ctx = gather_context(repo, report, ContextSettings(exclude=("vendor/**",), max_bytes=1000), NO_ENV)
+    text = render_context(ctx)
+    assert len(text.encode()) <= 1000
+    assert "## Git" in text  # the status summary is kept
+
