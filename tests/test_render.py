@@ -357,3 +357,46 @@ def test_long_error_lists_cannot_starve_failed_tests_or_warnings() -> None:
     assert "boom 0" in text and "boom 2" in text
     assert "w" * 50 in text
     assert "more errors omitted" in text
+
+
+def test_one_message_at_many_places_is_written_once_with_every_location() -> None:
+    same = "'Monster' does not contain a definition for 'HP'"
+
+    def at(file: str, line: int, col: int, message: str = same) -> ReportDiagnostic:
+        return ReportDiagnostic(Severity.ERROR, file, line, col, "CS1061", message, None, None, True)
+
+    diags = (at("src/A.cs", 91, 15), at("src/B.cs", 7, 1), at("src/A.cs", 99, 40),
+             at("src/C.cs", 1, 1, "another message"))
+    text = render_llm(Report((), diags, TestCounts(), (), (), 0, 4))
+    assert text.count(same) == 1
+    assert f"error CS1061: {same} (3 places)" in text
+    assert "    src/A.cs(91,15) (99,40)\n    src/B.cs(7,1)\n" in text
+    assert "src/C.cs(1,1): error CS1061: another message" in text
+    assert "ERRORS (4 unique)" in text
+
+
+def test_messages_differing_only_in_numbers_are_told_once_and_say_so() -> None:
+    retries = tuple(
+        ReportDiagnostic(Severity.WARNING, "sdk/Common.targets", 5381, 5, "MSB3026",
+                         f"Could not copy. Beginning retry {i} in 1000ms.", None, None, False)
+        for i in range(1, 11)
+    )
+    text = render_llm(Report((), retries, TestCounts(), (), (), 0, 10))
+    assert text.count("Could not copy.") == 1
+    assert "(10 times, differing only in numbers)" in text
+    assert "WARNINGS (10 unique)" in text
+
+
+def test_an_omitted_group_counts_its_diagnostics() -> None:
+    """Two messages at 100 places each: the first group lists 12 files and counts the other 88
+    places; the second group does not fit and is counted as 100 omitted errors."""
+    many = tuple(ReportDiagnostic(Severity.ERROR, f"src/F{i}.cs", 1, 1, "CS0103",
+                                  "x" * 300 + (" alpha" if i % 2 else " beta"), None, None, True)
+                 for i in range(200))
+    text = render_llm(Report((), many, TestCounts(), (), (), 0, 200), 900)
+    assert "ERRORS (200 unique)" in text
+    omitted = int(text.split("\n... ")[1].split(" more errors")[0])
+    shown_places = sum(1 for line in text.splitlines() if line.startswith("    src/F"))
+    unlisted = int(text.split("    ... and ")[1].split(" more places")[0])
+    assert shown_places == 12 and omitted == 100
+    assert omitted + shown_places + unlisted == 200

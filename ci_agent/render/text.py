@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ci_agent.model import Report, ReportDiagnostic, ReportFailure, Severity
 from ci_agent.render.budget import Section, clean, fit, shorten
@@ -23,6 +23,7 @@ FAILURE_MESSAGE_CHARS = 600
 FAILURE_MESSAGE_LINES = 8
 MAX_LISTED_SOURCES = 5
 MAX_SAME_NAMES = 10
+MAX_GROUP_FILES = 12  # files listed under one grouped message; the rest are counted
 
 _NOUNS = {Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO: "notes"}
 
@@ -71,8 +72,6 @@ def _diagnostic_text(diag: ReportDiagnostic) -> str:
     text = f"{location(diag)}: {diag.severity.value}{code}: {shorten(clean(diag.message), MESSAGE_CHARS)}"
     if diag.project and not diag.in_repo:
         text += f" [{diag.project}]"
-    if diag.count > 1:
-        text += f" (printed {diag.count}x)"
     if diag.detail:
         detail = shorten(clean(diag.detail), MESSAGE_CHARS, DETAIL_LINES)
         text += "\n" + "\n".join("    " + line for line in detail.split("\n"))
@@ -117,9 +116,69 @@ def render_llm(report: Report, max_bytes: int = DEFAULT_LLM_BYTES) -> str:
 
 
 def _llm_diagnostics(report: Report, severity: Severity) -> Section:
-    items = [_diagnostic_text(d) + "\n" for d in report.diagnostics if d.severity is severity]
+    """One item per distinct (code, message, detail): the text once, then every location of it.
+
+    A failed build repeats the same message at many places (`'Monster' does not contain a
+    definition for 'HP'` at 8 call sites); spelling it out 8 times is what made a duplicate-free
+    report still long. Every unique diagnostic keeps its own location line; the omission line
+    counts diagnostics, not groups.
+    """
+    groups = group_diagnostics(d for d in report.diagnostics if d.severity is severity)
+    items = [_diagnostic_group_text(group) + "\n" for group in groups]
     noun = _NOUNS[severity]
-    return Section(f"\n{noun.upper()} ({len(items)} unique)\n", items, noun)
+    unique = sum(len(group) for group in groups)
+    return Section(f"\n{noun.upper()} ({unique} unique)\n", items, noun, [len(group) for group in groups])
+
+
+_NUMBERS_RE = re.compile(r"\d+")
+
+
+def group_diagnostics(diagnostics: Iterable[ReportDiagnostic]) -> list[list[ReportDiagnostic]]:
+    """Diagnostics with the same severity, code, message (numbers aside: MSB3026 "Beginning retry
+    3 in 1000ms" is one story told ten times), detail and (out-of-repo) project, in first-seen
+    order. Diagnostics without a file (tool origins) are never grouped: the origin is their only
+    location."""
+    groups: dict[tuple[object, ...], list[ReportDiagnostic]] = {}
+    for d in diagnostics:
+        key: tuple[object, ...] = (
+            (d.severity, d.code, _NUMBERS_RE.sub("#", d.message), d.detail, None if d.in_repo else d.project)
+            if d.file is not None else (id(d),)
+        )
+        groups.setdefault(key, []).append(d)
+    return list(groups.values())
+
+
+def _position(diag: ReportDiagnostic) -> str:
+    if diag.line is None:
+        return ""
+    return f"({diag.line})" if diag.column is None else f"({diag.line},{diag.column})"
+
+
+def _diagnostic_group_text(group: Sequence[ReportDiagnostic]) -> str:
+    if len(group) == 1:
+        return _diagnostic_text(group[0])
+    first = group[0]
+    code = f" {first.code}" if first.code else ""
+    # How often MSBuild printed each one is no help to the model (it is in the markdown summary).
+    variants = len({d.message for d in group})
+    what = f"{len(group)} places" if variants == 1 else f"{len(group)} times, differing only in numbers"
+    text = f"{first.severity.value}{code}: {shorten(clean(first.message), MESSAGE_CHARS)} ({what})"
+    if first.project and not first.in_repo:
+        text += f" [{first.project}]"
+    by_file: dict[str | None, list[str]] = {}
+    for d in group:
+        by_file.setdefault(d.file, []).append(_position(d))
+    listed = list(by_file.items())[:MAX_GROUP_FILES]
+    for file, positions in listed:
+        distinct = list(dict.fromkeys(p for p in positions if p))
+        text += f"\n    {clean(file or '')}{' '.join(distinct)}"
+    unlisted = sum(len(positions) for _, positions in list(by_file.items())[MAX_GROUP_FILES:])
+    if unlisted:
+        text += f"\n    ... and {unlisted} more places (see the JSON report)"
+    if first.detail:
+        detail = shorten(clean(first.detail), MESSAGE_CHARS, DETAIL_LINES)
+        text += "\n" + "\n".join("    " + line for line in detail.split("\n"))
+    return text
 
 
 def group_failures(failures: Sequence[ReportFailure]) -> list[list[ReportFailure]]:
