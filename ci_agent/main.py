@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     from ci_agent.commands.patch import register as register_patch
 
     register_patch(verbs)
+    from ci_agent.commands.fix import register as register_fix
+
+    register_fix(verbs)
     return parser
 
 
@@ -55,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ci_agent.commands.patch import run_patch
 
             return int(run_patch(args))
+        if args.verb == "fix":
+            from ci_agent.commands.fix import run_fix_command
+
+            return run_fix_command(args)
         parser.error(f"unknown verb {args.verb}")
     except CiAgentError as exc:
         print(f"ci-agent: error: {exc}", file=sys.stderr)

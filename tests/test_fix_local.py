@@ -36,6 +36,12 @@ def sh(cwd: Path, *argv: str) -> str:
                           check=True, capture_output=True, text=True).stdout
 
 
+@pytest.fixture(autouse=True)
+def quick_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The sample's own pytest runs need none of the plugins installed here (1.5 s -> 0.3 s a run).
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A clone of a bare origin: `calc.add` subtracts, its pytest test fails."""
