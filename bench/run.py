@@ -222,25 +222,6 @@ def _has_duplicated_summary(path: Path) -> bool:
 _OMITTED = re.compile(r"^\.\.\. (\d+) more [\w ]+ omitted", re.MULTILINE)
 
 
-def grouped_estimate(doc: dict[str, Any], llm: bytes) -> int | None:
-    """What-if, not our output: llm bytes if diagnostics sharing (severity, code, message) were
-    printed once with a list of their locations. Head lines and non-diagnostic text are kept as
-    rendered; only the diagnostics section is swapped. None when there is nothing to group."""
-    diags = doc.get("diagnostics") or []
-    if not diags or doc.get("tests", {}).get("failures"):
-        return None
-    groups: dict[tuple[Any, ...], list[str]] = {}
-    for d in diags:
-        where = d.get("file") or d.get("origin") or ""
-        if d.get("line") is not None:
-            where += f"({d['line']}" + (f",{d['column']}" if d.get("column") is not None else "") + ")"
-        groups.setdefault((d["severity"], d.get("code"), d["message"]), []).append(where)
-    body = "".join(f"{sev} {code or ''}: {msg}\n  at {', '.join(locs)}\n"
-                   for (sev, code, msg), locs in groups.items())
-    head = b"".join(llm.splitlines(keepends=True)[:2])
-    return len(head) + len(body.encode("utf-8"))
-
-
 def reduction(paths: list[Path]) -> list[dict[str, Any]]:
     rows = []
     for p in paths:
@@ -252,7 +233,6 @@ def reduction(paths: list[Path]) -> list[dict[str, Any]]:
                                "rc_json": js.returncode, "rc_llm": llm.returncode}
         try:
             doc = json.loads(js.stdout)
-            row["grouped_llm_bytes"] = grouped_estimate(doc, llm.stdout)
             stats, tests = doc.get("stats") or {}, doc.get("tests") or {}
             row.update(printed=stats.get("printed_diagnostics"), unique=stats.get("unique_diagnostics"),
                        stats_llm_bytes=stats.get("llm_bytes"), failed_tests=tests.get("failed"),
@@ -352,17 +332,6 @@ def markdown(facts: dict[str, str], perf: list[dict[str, Any]], red: list[dict[s
                          f"{failed} | "
                          f"{r.get('llm_omitted', '–')} | "
                          f"{'yes' if r['dup_summary'] else ''} |")
-    grouped = [r for r in red if r.get("dup_summary") and r.get("grouped_llm_bytes")]
-    if grouped:
-        lines += ["", "What-if (not our output; see grouped_estimate in run.py): the same diagnostics with "
-                  "identical (severity, code, message) printed once with their locations:", "",
-                  "| fixture | bytes in | llm bytes now | reduction now | llm bytes grouped | "
-                  "reduction grouped |",
-                  "|---|---|---|---|---|---|"]
-        for r in grouped:
-            g = r["grouped_llm_bytes"]
-            lines.append(f"| {r['file']} | {r['bytes_in']} | {r.get('llm_bytes', '–')} | "
-                         f"{_fmt(r.get('ratio'), '.1f')}x | {g} | {r['bytes_in'] / g:.1f}x |")
     return "\n".join(lines) + "\n"
 
 
