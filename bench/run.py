@@ -226,8 +226,11 @@ def reduction(paths: list[Path]) -> list[dict[str, Any]]:
     rows = []
     for p in paths:
         size = p.stat().st_size
-        js = subprocess.run([*CLI, "--output", "json", str(p)], capture_output=True, cwd=REPO)
-        llm = subprocess.run([*CLI, "--output", "llm", str(p)], capture_output=True, cwd=REPO)
+        # Run from the file's folder with its bare name, as a user types `ci-agent distill build.log`
+        # (the `inputs:` line of the llm text prints the path as given).
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        js = subprocess.run([*CLI, "--output", "json", p.name], capture_output=True, cwd=p.parent, env=env)
+        llm = subprocess.run([*CLI, "--output", "llm", p.name], capture_output=True, cwd=p.parent, env=env)
         row: dict[str, Any] = {"file": str(p.relative_to(FIXTURES)), "bytes_in": size,
                                "dup_summary": p.suffix != ".trx" and _has_duplicated_summary(p),
                                "rc_json": js.returncode, "rc_llm": llm.returncode}
