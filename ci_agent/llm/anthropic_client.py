@@ -126,7 +126,8 @@ class AnthropicClient:
         if state.attempt_number >= self._attempts:
             return True
         # Never sleep past the total budget; a server asking for longer makes us stop now.
-        return state.idle_for + self._wait(state) > self._max_total_wait_s
+        # (tenacity computes the wait before it asks whether to stop.)
+        return state.idle_for + state.upcoming_sleep > self._max_total_wait_s
 
     def _sentence(self, error: anthropic.APIError, request: dict[str, Any]) -> str:
         model = request.get("model", "?")
