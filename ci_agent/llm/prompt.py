@@ -151,12 +151,15 @@ def tool_definitions() -> list[dict[str, Any]]:
 
 
 def initial_request(settings: ModelSettings, system: list[dict[str, Any]], user_text: str) -> dict[str, Any]:
-    """The first Messages API body; `tool_choice: any` makes every turn end in a tool call."""
+    """The first Messages API body, exactly as the loop sends it (so `--dry-run` prints the
+    truth): `tool_choice: any` makes every turn end in a tool call, and the user turn carries
+    the conversation's moving cache breakpoint (see `loop.move_cache_breakpoint`)."""
     return {
         "model": settings.model,
         "max_tokens": settings.max_tokens,
         "system": system,
         "tools": tool_definitions(),
         "tool_choice": {"type": "any"},
-        "messages": [{"role": "user", "content": [{"type": "text", "text": user_text}]}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": user_text,
+                                                   "cache_control": dict(EPHEMERAL)}]}],
     }

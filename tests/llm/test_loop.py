@@ -17,7 +17,16 @@ from typing import Any
 import pytest
 
 from ci_agent.config import PatchSettings
-from ci_agent.llm import GiveUp, ModelSettings, PatchProposal, RepoTools, Usage, ask_for_patch
+from ci_agent.llm import (
+    GiveUp,
+    ModelSettings,
+    PatchProposal,
+    RepoTools,
+    Usage,
+    ask_for_patch,
+    initial_request,
+    system_blocks,
+)
 from ci_agent.llm.anthropic_client import AnthropicClient
 from ci_agent.llm.loop import confidence_cap, report_file_gate, unverified_count
 from ci_agent.patch.engine import review
@@ -269,3 +278,13 @@ def test_the_user_text_is_redacted(anthropic_fake: AnthropicFake, repo: Path) ->
     ask_for_patch(client, ModelSettings("m"), f"log: token={SECRET}", RepoTools(repo), _check(repo),
                   (), _redact)
     assert SECRET not in json.dumps(anthropic_fake.message_requests)
+
+
+def test_the_first_request_sent_is_exactly_initial_request(anthropic_fake: AnthropicFake, repo: Path) -> None:
+    """What `--dry-run` prints (initial_request) is byte for byte what the loop sends first."""
+    anthropic_fake.reply(message(tool_use("give_up", {"reason": "r"})))
+    settings = ModelSettings("claude-test", notes=("note",), language="es")
+    client = AnthropicClient("k", base_url=anthropic_fake.base_url, sleep=lambda s: None)
+    ask_for_patch(client, settings, "report", RepoTools(repo), _check(repo), (), _redact)
+    expected = initial_request(settings, system_blocks(settings), "report")
+    assert anthropic_fake.message_requests == [json.loads(json.dumps(expected))]

@@ -50,7 +50,8 @@ def test_initial_request_is_valid_for_the_strict_fake() -> None:
     assert request["max_tokens"] == 1234 and request["model"] == "claude-test"
     assert request["messages"] == [{"role": "user", "content": [{"type": "text", "text":
                                     "## Failure report\nR\n\n## Context\nC\n\nFind the root cause and "
-                                    "answer with `submit_patch` (or `give_up`).\n"}]}]
+                                    "answer with `submit_patch` (or `give_up`).\n",
+                                    "cache_control": {"type": "ephemeral"}}]}]
 
 
 def test_previous_attempts_lead_the_user_text() -> None:
