@@ -3,9 +3,10 @@
 What `Redactor.redact` replaces (each with `[REDACTED:<name>]`):
 
 1. The literal value of every secret-looking environment variable (`is_secret_name`; values of
-   at least 6 characters), plus its base64 forms (standard and URL-safe, at each of the three
-   byte alignments, so it is found inside a longer encoded blob such as HTTP Basic `user:pass`),
-   its URL-encoded forms, and each long line of a multi-line value. `<name>` is the variable.
+   at least 6 characters that are not just lowercase words, see `is_secret_value`), plus its
+   base64 forms (standard and URL-safe, at each of the three byte alignments, so it is found
+   inside a longer encoded blob such as HTTP Basic `user:pass`), its URL-encoded forms, and
+   each long line of a multi-line value. `<name>` is the variable.
 2. Token shapes, whoever printed them: private key blocks, Anthropic/OpenAI keys (`sk-...`),
    GitHub (`ghp_ gho_ ghs_ ghu_ ghr_ github_pat_`), GitLab (`glpat-` and friends), Slack
    (`xoxa/b/p/r/s/o/e-`), AWS access key ids (`AKIA...`), JWTs, `Bearer`/`Basic` credentials and
@@ -88,11 +89,22 @@ def _encoded_forms(value: str) -> list[str]:
     return forms
 
 
+# Lowercase words only (`postgres`, `subprocess`, `keyring.backends.null`): a setting, or a
+# throwaway service-container password, not a secret; blanking the word everywhere would cut
+# ordinary words out of the code the model must read (`import subprocess`).
+_SETTING_WORD_RE = re.compile(r"[a-z]+(?:[._-][a-z]+)*")
+
+
+def is_secret_value(value: str) -> bool:
+    value = value.strip()
+    return len(value) >= MIN_SECRET_CHARS and not _SETTING_WORD_RE.fullmatch(value)
+
+
 def _env_literals(env: Mapping[str, str]) -> list[tuple[str, str]]:
     found: dict[str, str] = {}
     for name in sorted(env):
         value = env[name]
-        if not is_secret_name(name) or len(value.strip()) < MIN_SECRET_CHARS:
+        if not is_secret_name(name) or not is_secret_value(value):
             continue
         forms = [value, value.strip(), *_encoded_forms(value.strip())]
         if "\n" in value.strip():

@@ -180,6 +180,15 @@ def test_multiline_env_value_lines() -> None:
     assert set(whole.strip("<>\n").split("\n")) == {"[REDACTED:SIGNING_PRIVATE]"}
 
 
+def test_lowercase_word_values_are_settings_not_secrets() -> None:
+    env = {"POSTGRES_PASSWORD": "postgres", "PIP_KEYRING_PROVIDER": "subprocess",
+           "KEYRING_BACKEND": "keyring.backends.null", "DB_PASSWORD": "postgres1"}
+    redactor = Redactor.from_environ(env)
+    assert redactor.names == ("DB_PASSWORD",)
+    assert redactor.redact("import subprocess  # postgres://db") == "import subprocess  # postgres://db"
+    assert redactor.redact("pw postgres1") == "pw [REDACTED:DB_PASSWORD]"
+
+
 @pytest.mark.parametrize(
     ("name", "secret"),
     [("GITHUB_TOKEN", True), ("ANTHROPIC_API_KEY", True), ("AWS_SECRET_ACCESS_KEY", True),
