@@ -5,7 +5,8 @@
   touch. A file named by an error or a failing frame that is at most `whole_file_bytes` is shown
   whole. Only regular files inside the repository (real paths checked, so a symlink out of it is
   refused), never `.git/`, never a file matching the exclude globs (`ContextSettings.exclude_globs`,
-  which always include the secret-file globs).
+  which always include the secret-file globs). A path printed relative to a subdirectory the tool
+  ran in is matched to the one tracked file it is the tail of (noted), or not shown when several.
 - Git: a summary of `git status --porcelain=v2 --branch` and the failing commit's diff against
   its parent (or the merge base with `base_ref`), bounded by `diff_bytes`, exclude globs honoured.
 - Everything that came from the repository or a log is sanitised (`sanitize_untrusted`) then
@@ -257,10 +258,11 @@ def _git_context(repo: Path, settings: ContextSettings, redact: Redact, revision
     notes = [_clean(note, redact)] if note else []
     if diff is None or settings.diff_bytes == 0:
         return GitContext(summary), None, notes
-    title = f"Diff of the failing commit {diff.revision[:12]} against {diff.against} ({diff.base[:12]})"
+    title = _clean(f"Diff of the failing commit {diff.revision[:12]} against {diff.against} "
+                   f"({diff.base[:12]})", redact)
     if not diff.text.strip():
         return GitContext(summary, title, "", "the diff is empty"), None, notes
-    return GitContext(summary, _clean(title, redact)), _clean(diff.text, redact), notes
+    return GitContext(summary, title), _clean(diff.text, redact), notes
 
 
 def bound_diff(text: str, limit: int, first: Collection[str] = ()) -> tuple[str, str | None]:
