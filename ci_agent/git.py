@@ -79,6 +79,14 @@ def toplevel(path: str | Path) -> Path:
     return Path(git_ok(path, ["rev-parse", "--show-toplevel"]).strip())
 
 
+def work_tree_root(path: str | Path) -> Path | None:
+    """Like `toplevel`, but None when `path` is in no work tree or git cannot run there."""
+    try:
+        return toplevel(path)
+    except (GitError, OSError):
+        return None
+
+
 def status_v2(repo: str | Path) -> str:
     """`git status --porcelain=v2` including untracked and ignored files, NUL-separated."""
     return git_ok(repo, ["status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"])

@@ -17,8 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_agent import proc
-
 _NOT_A_ROOT = frozenset({"users", "home", "documents and settings", "tmp", "var", "opt", "mnt"})
 _SOLUTION_SUFFIXES = (".sln", ".slnx", ".slnf")
 _WIN_ABS_RE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
@@ -138,16 +136,6 @@ def _locate(root: str | None, printed: str, base_dir: str | None) -> Located:
 
 
 # --------------------------------------------------------------------------- repo root
-
-
-def git_toplevel(cwd: str | Path | None = None) -> str | None:
-    """`git rev-parse --show-toplevel` of `cwd`, or None outside a work tree or without git."""
-    try:
-        result = proc.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, timeout=10)
-    except Exception:  # no git binary, vanished cwd: then there is simply no git root
-        return None
-    top = result.stdout.strip()
-    return top if result.ok and top else None
 
 
 def common_dir(paths: Iterable[str]) -> str | None:

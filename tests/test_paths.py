@@ -15,7 +15,6 @@ from ci_agent.paths import (
     RepoPaths,
     choose_repo_root,
     common_dir,
-    git_toplevel,
     infer_repo_root,
     is_toolchain_path,
     parse_frame,
@@ -150,10 +149,14 @@ def test_jenkins_relative_file_resolves_to_the_expected_repo_relative_path() -> 
     assert report.diagnostics[0].in_repo
 
 
-def test_git_toplevel(tmp_path: Path) -> None:
+def test_work_tree_root(tmp_path: Path) -> None:
+    from ci_agent.git import work_tree_root
+
     subprocess.run(["git", "init", "-q", str(tmp_path / "r")], check=True)
     (tmp_path / "r" / "sub").mkdir()
-    assert git_toplevel(tmp_path / "r" / "sub") == str((tmp_path / "r").resolve())
+    assert work_tree_root(tmp_path / "r" / "sub") == (tmp_path / "r").resolve()
+    (tmp_path / "plain").mkdir()
+    assert work_tree_root(tmp_path / "plain") is None
 
 
 # --------------------------------------------------------------------------- frames

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from ci_agent import git
 from ci_agent.distill import Input, distill, resolve_roots
 from ci_agent.errors import InputError, UsageError
 from ci_agent.model import ParseResult, SourceInfo
 from ci_agent.parsers import parse_stream
-from ci_agent.paths import git_toplevel
 from ci_agent.render import render
 
 STDIN = "-"
@@ -112,7 +112,8 @@ def run_distill(args: argparse.Namespace) -> int:
         raise InputError(f"no input could be read: nothing found for {named}")
     keep_cases = args.output == "junit"
     inputs = read_inputs(paths, args.input_format, keep_cases)
-    git_root = None if args.repo_root else git_toplevel(Path.cwd())
+    top = None if args.repo_root else git.work_tree_root(Path.cwd())
+    git_root = str(top) if top is not None else None
     roots = resolve_roots(inputs, args.repo_root, git_root)
     report = distill(inputs, args.repo_root, roots)
     cases: list[tuple[str, ParseResult]] = [(i.source.path, i.result) for i in inputs]
