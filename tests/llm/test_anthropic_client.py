@@ -172,3 +172,13 @@ def test_timeout_is_one_sentence(anthropic_fake: AnthropicFake) -> None:
     with pytest.raises(ModelServiceError) as caught:
         client.create(_request())
     assert str(caught.value) == "The Anthropic API did not answer within 0.1 s (timeout_s)."
+
+
+def test_dropped_every_time_says_where_and_how_often(anthropic_fake: AnthropicFake) -> None:
+    anthropic_fake.reply(DROP, DROP, DROP)
+    sleeps: list[float] = []
+    with pytest.raises(ModelServiceError) as caught:
+        _client(anthropic_fake, sleeps, max_retries=2).create(_request())
+    assert str(caught.value).startswith(f"Could not reach the Anthropic API at {anthropic_fake.base_url}")
+    assert "after 3 attempts" in str(caught.value)
+    assert len(sleeps) == 2 and len(anthropic_fake.requests) == 3
