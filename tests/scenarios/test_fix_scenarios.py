@@ -1,0 +1,324 @@
+"""`ci-agent fix --local` end to end: real git repos with a bare origin, real pytest / gcc / the
+dotnet replay shim, the real Anthropic SDK talking to the loopback fake, scripted model answers.
+
+Each scenario asserts what a user (and the API) would see: exit code, the requests the model got,
+the fix branch and its trailers, the attempt record, the events and summary, and a working copy
+nobody touched.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.anthropic_fake import AnthropicFake
+from tests.scenarios import model_scripts as model
+from tests.scenarios.harness import (
+    attempt_refs,
+    branch_tip,
+    changed_files,
+    commits_on,
+    fix,
+    trailers,
+    worktrees,
+)
+from tests.scenarios.sample_repos import (
+    DOTNET,
+    PYTHON,
+    PYTHON_CANARY,
+    C,
+    Edit,
+    Sample,
+    SampleRepo,
+    apply_edit,
+    create_sample_repo,
+    git,
+    install_dotnet_shim,
+    shim_calls,
+    working_copy,
+)
+
+DUMMY_KEY = "sk-ant-api03-scenario-dummy-key-0000"
+FIX_BRANCH = "ci-agent/fix/main"
+ROOT_CAUSE = ("average_rating in shop/ratings.py divides by len(ratings), which is zero for a product "
+              "without ratings, so tests/test_ratings.py::test_no_ratings_yet raises ZeroDivisionError.")
+SUMMARY = "Return 0.0 from average_rating when there are no ratings."
+
+
+@pytest.fixture
+def api(anthropic_fake: AnthropicFake, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AnthropicFake:
+    """The fake as ci-agent's model endpoint, and an environment with nothing else of ours in it."""
+    for name in list(os.environ):
+        if name.startswith("CI_AGENT_") or name == "ANTHROPIC_BASE_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", DUMMY_KEY)
+    monkeypatch.setenv("CI_AGENT_ANTHROPIC_BASE_URL", anthropic_fake.base_url)
+    # Third-party pytest plugins of this environment cost ~1 s per run; the samples need none.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.chdir(tmp_path)
+    # A request past the end of a test's script gets a give_up (not a 500 the client would retry
+    # for seconds); every test counts the requests, so an extra one still fails it.
+    anthropic_fake.reply_always(model.give_up("(the scenario's script has no more answers)"))
+    return anthropic_fake
+
+
+def user_repo(tmp_path: Path, sample: Sample, substitutions: dict[str, str] | None = None) -> SampleRepo:
+    """The sample, with the user's own uncommitted work in it (which ci-agent must not touch)."""
+    repo = create_sample_repo(tmp_path, sample, substitutions)
+    readme = repo.path / "README.md"
+    readme.write_text((readme.read_text() if readme.exists() else "") + "\nwork in progress\n")
+    (repo.path / "notes.txt").write_text("my notes, not committed\n")
+    return repo
+
+
+def fixed_text(repo: SampleRepo) -> str:
+    return apply_edit(repo.files[repo.sample.fix.path], repo.sample.fix)
+
+
+def assert_fixed_on_branch(repo: SampleRepo, attempt: int) -> str:
+    """The fix branch holds exactly the fix, on top of the failing commit, with our trailers."""
+    tip = branch_tip(repo, FIX_BRANCH)
+    assert tip is not None, f"no {FIX_BRANCH} branch"
+    head = git(repo.path, "rev-parse", "main").strip()
+    assert commits_on(repo, tip, since=head) == [tip], "one fix commit on top of the failing commit"
+    assert changed_files(repo, head, tip) == [repo.sample.fix.path]
+    assert git(repo.path, "show", f"{tip}:{repo.sample.fix.path}") == fixed_text(repo)
+    found = trailers(repo, tip)
+    assert found.get("CI-Agent-Attempt") == [str(attempt)], found
+    assert found.get("CI-Agent-Result") == ["passed"], found
+    return tip
+
+
+def assert_clean_finish(repo: SampleRepo, before: object) -> None:
+    assert working_copy(repo.path) == before, "the user's working copy, index or HEAD changed"
+    assert worktrees(repo.path) == [str(repo.path)], "a worktree was left behind"
+    remote = git(repo.path, "ls-remote", "--heads", "origin").split()
+    assert remote[1::2] == ["refs/heads/main"], "fix --local must not push anything"
+
+
+def test_pytest_sample_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
+                                            capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    before = working_copy(repo.path)
+    api.reply(model.read_file("shop/ratings.py"),
+              model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    first, second = api.message_requests
+    report = model.first_user_text(first)
+    assert "test_no_ratings_yet" in report and "test_stars_of_a_new_product" in report
+    assert "shop/ratings.py" in report  # the frame where ZeroDivisionError is raised
+    assert {t["name"] for t in first["tools"]} >= {"read_file", "search_code", "list_files",
+                                                   "submit_patch", "give_up"}
+    (answer,) = model.tool_results(second)
+    (call,) = model.tool_calls(second)
+    assert answer["tool_use_id"] == call["id"] and not answer.get("is_error")
+    assert "def average_rating" in model.result_text(answer)
+    tip = assert_fixed_on_branch(repo, attempt=1)
+    assert run.names()[0] == "distilled" and run.names()[-1] == "done"
+    assert {"asked", "applied", "verified", "committed"} <= set(run.names())
+    assert all(e["ok"] for e in run.of("verified"))
+    assert run.of("committed")[0]["commit"] == tip
+    assert trailers(repo, tip)["CI-Agent-Failure"] == [run.of("distilled")[0]["fingerprint"]]
+    assert "shop/ratings.py" in run.summary and "ZeroDivisionError" in run.summary
+    assert_clean_finish(repo, before)
+
+
+def test_pytest_sample_fixed_after_one_repair(api: AnthropicFake, tmp_path: Path,
+                                              capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    before = working_copy(repo.path)
+    wrong = repo.diff(PYTHON.wrong["floor"])
+    api.reply(model.submit_patch(wrong, summary="Avoid dividing by zero.", root_cause=ROOT_CAUSE),
+              model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    _, second = api.message_requests
+    assert model.is_new_conversation(second), "a repair is a new attempt, with a fresh prompt"
+    retry = model.first_user_text(second)
+    # it says what the previous attempt changed and how that failed
+    assert "// max(len(ratings), 1)" in retry
+    assert "test_average_of_several_ratings" in retry
+    assert [e["ok"] for e in run.of("verified")] == [False, True]
+    assert_fixed_on_branch(repo, attempt=2)
+    # the failed attempt is durable state beside the branch, not a commit on it
+    (record,) = [ref for ref in attempt_refs(repo) if ref.endswith(FIX_BRANCH)]
+    failed = trailers(repo, record)
+    assert failed["CI-Agent-Attempt"] == ["1"] and failed["CI-Agent-Result"] == ["failed"], failed
+    assert failed["CI-Agent-Failure"] == [run.of("distilled")[0]["fingerprint"]], failed
+    assert_clean_finish(repo, before)
+
+
+@pytest.mark.xfail(strict=True, reason="attempt.report_files ignores the failures' stack frames "
+                   "(gate.report_files rejects a patch to shop/ratings.py, named in the frames)")
+def test_a_patch_to_a_file_in_the_failing_stack_needs_no_extra_reason(
+        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """DESIGN.md §4.5: only a patch touching no file named in the report *or its stack frames*
+    needs a stated reason. pytest's frames name shop/ratings.py, where ZeroDivisionError is raised;
+    a root cause that does not repeat the path is a normal answer and must be accepted."""
+    repo = user_repo(tmp_path, PYTHON)
+    api.reply(model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY,
+                                 root_cause="average_rating divides by zero for a product without ratings."))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    assert len(api.message_requests) == 1, model.tool_results(api.message_requests[-1])
+    assert_fixed_on_branch(repo, attempt=1)
+
+
+def test_three_failures_escalate_and_the_next_run_asks_nobody(api: AnthropicFake, tmp_path: Path,
+                                                              capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    before = working_copy(repo.path)
+    api.reply(*(model.submit_patch(repo.diff(PYTHON.wrong[name]), summary="Guard the division.",
+                                   root_cause=ROOT_CAUSE) for name in ("floor", "floor_float", "none")))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 3, str(run)
+    assert len(api.message_requests) == 3
+    assert [e["ok"] for e in run.of("verified")] == [False, False, False]
+    assert run.of("escalated")
+    # attempts 1 and 2 left the same tests failing: the third prompt says so
+    assert "no progress" in model.first_user_text(api.message_requests[2]).lower()
+    assert branch_tip(repo, FIX_BRANCH) in (None, git(repo.path, "rev-parse", "main").strip())
+
+    again = fix(repo, capfd, label="rerun")
+
+    assert again.exit_code == 3, str(again)
+    assert len(api.message_requests) == 3, "a fourth attempt must not reach the model"
+    assert again.of("escalated") and not again.of("asked")
+    assert_clean_finish(repo, before)
+
+
+def test_model_gives_up(api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    before = working_copy(repo.path)
+    reason = "The expected rating of a product without ratings is a product decision; ask the team."
+    api.reply(model.read_file("shop/ratings.py"), model.give_up(reason))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 4, str(run)
+    assert len(api.message_requests) == 2
+    assert run.of("gave_up") and not run.of("applied") and not run.of("committed")
+    assert branch_tip(repo, FIX_BRANCH) in (None, git(repo.path, "rev-parse", "main").strip())
+    assert "product decision" in run.summary
+    assert_clean_finish(repo, before)
+
+
+GATED = {
+    # CI configuration is denied by policy
+    "workflow": ("ci.yml", ".github/workflows/ci.yml",
+                 "      - run: python -m pytest -q\n", "      - run: python -m pytest -q || true\n"),
+    # skipping the failing test is a fake fix
+    "skip": ("skip", "tests/test_ratings.py",
+             "def test_no_ratings_yet() -> None:\n",
+             "@pytest.mark.skip(reason=\"flaky\")\ndef test_no_ratings_yet() -> None:\n"),
+}
+
+
+@pytest.mark.parametrize("gate", sorted(GATED))
+def test_gate_rejection_goes_back_to_the_model_in_the_same_attempt(
+        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str], gate: str) -> None:
+    words, path, old, new = GATED[gate]
+    repo = user_repo(tmp_path, PYTHON)
+    before = working_copy(repo.path)
+    api.reply(model.submit_patch(repo.diff(Edit(path, old, new)), summary="Make CI green.",
+                                 root_cause=ROOT_CAUSE),
+              model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    _, second = api.message_requests
+    assert not model.is_new_conversation(second), "the rejection belongs to the same attempt"
+    (rejection,) = model.tool_results(second)
+    assert rejection.get("is_error") is True
+    assert words in model.result_text(rejection)
+    assert run.of("patch_rejected")
+    assert_fixed_on_branch(repo, attempt=1)
+    assert_clean_finish(repo, before)
+
+
+def test_c_program_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
+                                        capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, C)
+    before = working_copy(repo.path)
+    api.reply(model.submit_patch(repo.diff(C.fix), summary="Return the accumulator.",
+                                 root_cause="src/stats.c returns `totl`, a typo for `total`."))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    (request,) = api.message_requests
+    report = model.first_user_text(request)
+    assert "src/stats.c" in report and "totl" in report
+    assert_fixed_on_branch(repo, attempt=1)
+    assert_clean_finish(repo, before)
+
+
+def test_dotnet_replay_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capfd: pytest.CaptureFixture[str]) -> None:
+    calls = install_dotnet_shim(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    repo = user_repo(tmp_path, DOTNET)
+    before = working_copy(repo.path)
+    api.reply(model.submit_patch(
+        repo.diff(DOTNET.fix), summary="Await the refresh.",
+        root_cause="The Refresh handler in MetricsGrid.razor calls LoadMetricsAsync without await "
+                   "(CS4014, an error here because the project treats it as one)."))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    (request,) = api.message_requests
+    report = model.first_user_text(request)
+    assert "CS4014" in report and DOTNET.fix.path in report
+    assert_fixed_on_branch(repo, attempt=1)
+    ran = shim_calls(calls)
+    assert len(ran) >= 2, "the build ran, then the verify"
+    assert all(call["cwd"] != str(repo.path) for call in ran), "builds run in the worktree only"
+    assert_clean_finish(repo, before)
+
+
+def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capfd: pytest.CaptureFixture[str]) -> None:
+    """A secret in the environment, the build log and a source file reaches nobody."""
+    suffix = secrets.token_hex(8)
+    canary = f"ci-agent-canary-{suffix}"
+    monkeypatch.setenv("CANARY_TOKEN", canary)
+    repo = user_repo(tmp_path, PYTHON_CANARY, {"CANARY": canary})
+    assert canary in (repo.path / "shop" / "settings.py").read_text()
+    api.reply(model.read_file("shop/settings.py"),
+              model.submit_patch(repo.diff(PYTHON_CANARY.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    assert len(api.message_requests) == 2
+    # the failure that carried the secret did reach the model (redacted), and so did the file
+    report = model.first_user_text(api.message_requests[0])
+    assert "test_reviews_summary_for_the_service" in report
+    assert "[REDACTED" in report, "the failure message carried the canary: it must arrive redacted"
+    (answer,) = model.tool_results(api.message_requests[1])
+    assert "REVIEWS_TOKEN" in model.result_text(answer)
+    assert "[REDACTED" in model.result_text(answer)
+    tip = branch_tip(repo, FIX_BRANCH)
+    assert tip is not None
+    places = {
+        **{f"request {i}": str(r.body) + str(r.headers) for i, r in enumerate(api.requests)},
+        "summary": run.summary, "stdout (JSON events)": run.stdout, "stderr": run.stderr,
+        "fix commit": git(repo.path, "log", "-1", "--format=%B", tip),
+    }
+    leaks = [where for where, text in places.items() if suffix in text]
+    assert leaks == [], f"the canary leaked into {leaks}"
