@@ -134,8 +134,9 @@ class AnthropicClient:
         if isinstance(error, anthropic.APITimeoutError):
             return f"The Anthropic API did not answer within {self._timeout_s:g} s (timeout_s)."
         if isinstance(error, anthropic.APIConnectionError):
+            cause = str(error.__cause__ or error.message).strip().rstrip(".")
             return (f"Could not reach the Anthropic API at {self._sdk.base_url} after "
-                    f"{self._attempts} attempts ({error.__cause__ or error.message}).")
+                    f"{self._attempts} attempts ({cause}).")
         if not isinstance(error, anthropic.APIStatusError):
             return f"The Anthropic API returned an unusable response: {error.message}"
         return _status_sentence(error, str(model), self._attempts)
