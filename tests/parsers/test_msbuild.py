@@ -14,6 +14,7 @@ blocks (pastes of `dotnet test` under .NET 10 in public READMEs, one Russian-loc
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from ci_agent.envelope import HEAD_BYTES, decode_head
+from ci_agent.envelope import HEAD_BYTES, decode_head, iter_log_lines
 from ci_agent.model import Diagnostic, ParseResult, Severity
 from ci_agent.parsers import msbuild, msbuild_lines, parse_path, sniff
 from ci_agent.parsers.msbuild import PARSER, parse_header, split_markers
@@ -669,3 +670,119 @@ def test_consumer_keeps_no_lines() -> None:
     state = [v for v in vars(consumer).values() if isinstance(v, list | dict | str) and v and v != "big.log"]
     assert state == []
     assert consumer.finish().diagnostics == []
+
+
+# --------------------------------------------------------------------------- the line cache
+# The consumer caches what each distinct header line parses to (and the Diagnostic of events
+# made of cached lines). It is a speed-up only: every result must equal a parse without it,
+# down to which listed diagnostics are one shared object.
+
+ALL_DOTNET_LOGS = sorted(p for p in DOTNET_LOGS.iterdir() if p.is_file() and not p.name.endswith((".json", ".md")))
+
+
+def _log_lines(path: Path) -> list[str]:
+    with path.open("rb") as fh:
+        return list(iter_log_lines(fh))
+
+
+def _sharing(result: ParseResult) -> list[int]:
+    """For each listed diagnostic, the index of the first entry that is the same object."""
+    first: dict[int, int] = {}
+    return [first.setdefault(id(d), index) for index, d in enumerate(result.diagnostics)]
+
+
+def _parse_with_and_without_cache(lines: Iterable[str], cache_entries: int = msbuild.CACHE_ENTRIES
+                                  ) -> tuple[ParseResult, ParseResult, msbuild.MsbuildConsumer]:
+    cached = msbuild.MsbuildConsumer("in.log", cache_entries=cache_entries)
+    fresh = msbuild.MsbuildConsumer("in.log", cache_entries=0)
+    for line in lines:
+        cached.feed(line)
+        fresh.feed(line)
+    with_cache, without = cached.finish(), fresh.finish()
+    assert fresh._lines == {}
+    assert with_cache == without
+    assert _sharing(with_cache) == _sharing(without)
+    return with_cache, without, cached
+
+
+def test_every_dotnet_log_is_in_the_cache_comparison() -> None:
+    assert len(ALL_DOTNET_LOGS) >= 20
+
+
+@pytest.mark.parametrize("log", ALL_DOTNET_LOGS, ids=lambda p: p.name)
+def test_the_line_cache_changes_no_result_on_real_logs(log: Path) -> None:
+    lines = _log_lines(log)
+    result, _, _ = _parse_with_and_without_cache(lines)
+    assert result.printed_diagnostics == parse_path(log, forced="msbuild").printed_diagnostics
+    # The log twice over: every header line of the second copy is read from the cache.
+    _parse_with_and_without_cache(lines + lines)
+
+
+def test_a_repeated_line_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[str] = []
+
+    def counting_parse_header(line: str) -> msbuild_lines.Header | None:
+        parsed.append(line)
+        return msbuild_lines.parse_header(line)
+
+    monkeypatch.setattr(msbuild, "parse_header", counting_parse_header)
+    consumer = PARSER.consumer("cs-errors-multi-win.log")
+    for line in _log_lines(DOTNET_LOGS / "cs-errors-multi-win.log"):
+        consumer.feed(line)
+    # 46 header lines (the expected file), 23 distinct (grep | sort -u): each line in-build, then
+    # verbatim in the summary. The summary copies come from the cache.
+    assert consumer.finish().printed_diagnostics == 46
+    headers = [line for line in parsed if msbuild_lines.parse_header(line) is not None]
+    assert len(headers) == len(set(headers)) == 23
+
+
+def _hostile_lines(seed: int, count: int) -> list[str]:
+    """Every event shape the consumer assembles, in random order: mostly all-distinct lines (the
+    cache fills up and stops taking lines), and some drawn from small pools (repeats hit it)."""
+    rnd = random.Random(seed)
+    lines: list[str] = []
+    while len(lines) < count:
+        n = len(lines) if rnd.random() < 0.7 else rnd.randrange(4)  # distinct, or one of a few
+        shape = rnd.randrange(8)
+        if shape == 0:  # one-line event, markers, node prefix
+            lines.append(f"{n % 3}>src/f{n}.cs({n},{n % 9 + 1}): error CS{n % 900 + 100}: message {n} [p{n % 5}.csproj]")
+        elif shape == 1:  # MSB3277: the prefix repeated on every line, text indented after it
+            prefix = f"C:\\p{n % 7}.csproj : warning MSB3277: "
+            details = [prefix + f"    detail {i} {n}" for i in range(rnd.randrange(6))]
+            lines += [prefix + f"Found conflicts {n}", *details, *([prefix + "    "] if n % 3 == 0 else [])]
+        elif shape == 2:  # same place, same prefix, not indented: held, then decided by the next line
+            prefix = "C:\\b\\x.targets(4,5): warning MSB3026: "
+            lines += [prefix + f"Retry {n}", prefix + f"Retry {n + 1}", *([prefix + "  more"] if n % 2 else [])]
+        elif shape == 3:  # terminal logger: empty header text, an indented body
+            lines.append(f"  src/t{n % 3}.cs(1,1): error CS0103: ")
+            lines += [f"      body {i} of {n}" for i in range(rnd.randrange(7))]
+        elif shape == 4:  # empty first line, text with the repeated prefix
+            lines += [f"a{n % 2}.cs(1,1): error CS1: ", f"a{n % 2}.cs(1,1): error CS1: text {n}"]
+        elif shape == 5:  # long lines, to reach the byte bound of the cache
+            lines.append(f"f{n}.cs(1,1): warning CS2: " + "w" * rnd.randrange(2000) + f" {n}")
+        elif shape == 6:  # lines that mention the words but are no header
+            lines.append(f"  warning: not a diagnostic {n}")
+        else:
+            lines += ["", f"  Compiling {n}", "Build FAILED.", f"    {n % 4} Error(s)"]
+    return lines
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_line_cache_changes_no_result_on_hostile_input(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Small bounds, so that one input runs into every one of them in both modes.
+    monkeypatch.setattr(msbuild, "_CACHE_BYTES", 64 * 1024)
+    monkeypatch.setattr(msbuild, "_MAX_KEY_PARTS", 3)
+    monkeypatch.setattr(msbuild, "_MAX_DISTINCT", 800)
+    monkeypatch.setattr(msbuild, "_MAX_DETAIL_LINES", 4)
+    monkeypatch.setattr(msbuild, "_MAX_MESSAGE_CHARS", 1000)
+    result, _, consumer = _parse_with_and_without_cache(_hostile_lines(seed, 6000), cache_entries=300)
+    assert any("not kept (memory bound)" in note for note in result.notes), result.notes
+    assert 0 < len(consumer._lines) <= 300 and consumer._cache_bytes <= 64 * 1024
+
+
+def test_the_line_cache_is_bounded_on_all_distinct_lines() -> None:
+    lines = [f"src/f{n}.cs({n},1): error CS{n % 9000 + 1000}: distinct message number {n} [a.csproj]"
+             for n in range(msbuild.CACHE_ENTRIES + 5000)]
+    result, _, consumer = _parse_with_and_without_cache(lines + lines[:100])
+    assert len(consumer._lines) == msbuild.CACHE_ENTRIES and consumer._cache_bytes <= msbuild._CACHE_BYTES
+    assert result.printed_diagnostics == len(lines) + 100
