@@ -8,13 +8,14 @@ nobody touched.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.anthropic_fake import AnthropicFake
+from tests.fakes.anthropic_fake import AnthropicFake, validate
 from tests.scenarios import model_scripts as model
 from tests.scenarios.harness import (
     attempt_refs,
@@ -126,6 +127,9 @@ def test_pytest_sample_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
     assert run.of("committed")[0]["commit"] == tip
     assert trailers(repo, tip)["CI-Agent-Failure"] == [run.of("distilled")[0]["fingerprint"]]
     assert "shop/ratings.py" in run.summary and "ZeroDivisionError" in run.summary
+    assert ROOT_CAUSE in run.summary
+    # tokens of both model calls (1200 input each) are reported
+    assert str(2 * model.USAGE["input_tokens"]) in run.summary
     assert_clean_finish(repo, before)
 
 
@@ -190,6 +194,9 @@ def test_three_failures_escalate_and_the_next_run_asks_nobody(api: AnthropicFake
     # attempts 1 and 2 left the same tests failing: the third prompt says so
     assert "no progress" in model.first_user_text(api.message_requests[2]).lower()
     assert branch_tip(repo, FIX_BRANCH) in (None, git(repo.path, "rev-parse", "main").strip())
+    # the escalation says what each attempt changed
+    for name in ("floor", "floor_float", "none"):
+        assert PYTHON.wrong[name].new.strip() in run.summary, name
 
     again = fix(repo, capfd, label="rerun")
 
@@ -322,3 +329,28 @@ def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypa
     }
     leaks = [where for where, text in places.items() if suffix in text]
     assert leaks == [], f"the canary leaked into {leaks}"
+
+
+def test_dry_run_prints_the_exact_request_without_a_key_or_a_secret(
+        api: AnthropicFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    suffix = secrets.token_hex(8)
+    monkeypatch.setenv("CANARY_TOKEN", f"ci-agent-canary-{suffix}")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    repo = user_repo(tmp_path, PYTHON_CANARY, {"CANARY": f"ci-agent-canary-{suffix}"})
+    before = working_copy(repo.path)
+
+    run = fix(repo, capfd, "--dry-run")
+
+    assert run.exit_code == 0, str(run)
+    assert api.requests == [], "a dry run sends nothing"
+    (dry,) = run.of("dry_run")
+    request = dry["request"]
+    assert validate(request) is None, "the printed request is one the API would accept"
+    assert {"system", "messages", "tools", "model", "max_tokens"} <= set(request)
+    # its size: the body as compact UTF-8 JSON
+    assert dry["bytes"] == len(json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode())
+    assert "test_reviews_summary_for_the_service" in model.first_user_text(request)
+    assert suffix not in run.stdout + run.stderr + run.summary
+    assert branch_tip(repo, FIX_BRANCH) in (None, git(repo.path, "rev-parse", "main").strip())
+    assert_clean_finish(repo, before)
