@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.anthropic_fake import AnthropicFake, validate
+from tests.fakes.anthropic_fake import AnthropicFake, Fault, overloaded, validate
 from tests.scenarios import model_scripts as model
 from tests.scenarios.harness import (
     attempt_refs,
@@ -72,6 +72,8 @@ def user_repo(tmp_path: Path, sample: Sample, substitutions: dict[str, str] | No
     readme = repo.path / "README.md"
     readme.write_text((readme.read_text() if readme.exists() else "") + "\nwork in progress\n")
     (repo.path / "notes.txt").write_text("my notes, not committed\n")
+    (repo.path / "staged.txt").write_text("staged, not committed\n")
+    repo.git("add", "staged.txt")
     return repo
 
 
@@ -354,3 +356,71 @@ def test_dry_run_prints_the_exact_request_without_a_key_or_a_secret(
     assert suffix not in run.stdout + run.stderr + run.summary
     assert branch_tip(repo, FIX_BRANCH) in (None, git(repo.path, "rev-parse", "main").strip())
     assert_clean_finish(repo, before)
+
+
+def test_the_budget_spans_runs(api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Two CI runs: one failed attempt, then the model gives up; the next run has two attempts
+    left, not three, and escalates after them."""
+    repo = user_repo(tmp_path, PYTHON)
+    wrong = {name: repo.diff(edit) for name, edit in PYTHON.wrong.items()}
+    api.reply(model.submit_patch(wrong["floor"], summary="Guard.", root_cause=ROOT_CAUSE),
+              model.give_up("I do not know what else to try."))
+
+    first = fix(repo, capfd, label="first")
+
+    assert first.exit_code == 4, str(first)
+    assert len(api.message_requests) == 2
+    api.reply(model.submit_patch(wrong["none"], summary="Guard.", root_cause=ROOT_CAUSE),
+              model.submit_patch(wrong["floor_float"], summary="Guard.", root_cause=ROOT_CAUSE))
+
+    second = fix(repo, capfd, label="second")
+
+    assert second.exit_code == 3, str(second)
+    assert len(api.message_requests) == 4, "attempts 2 and 3 only"
+    assert [e["ok"] for e in second.of("verified")] == [False, False]
+    assert second.of("escalated")
+
+
+def test_retry_starts_a_new_count_after_an_escalation(api: AnthropicFake, tmp_path: Path,
+                                                      capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    api.reply(*(model.submit_patch(repo.diff(PYTHON.wrong[name]), summary="Guard.", root_cause=ROOT_CAUSE)
+                for name in ("floor", "floor_float", "none")))
+    assert fix(repo, capfd, label="escalated").exit_code == 3
+    api.reply(model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = fix(repo, capfd, "--retry", label="retry")
+
+    assert run.exit_code == 0, str(run)
+    assert len(api.message_requests) == 4
+    assert_fixed_on_branch(repo, attempt=1)
+
+
+def test_model_service_failure_exits_5_and_costs_no_attempt(api: AnthropicFake, tmp_path: Path,
+                                                          capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    before = working_copy(repo.path)
+    api.reply(Fault(401, "authentication_error", "invalid x-api-key"))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 5, str(run)
+    assert len(api.message_requests) == 1, "a 401 is not retried"
+    assert "key" in run.stderr.lower() + run.stdout.lower()
+    assert DUMMY_KEY not in run.stdout + run.stderr + run.summary
+    assert attempt_refs(repo) == [], "no patch was tried: the budget is untouched"
+    assert_clean_finish(repo, before)
+
+
+def test_an_overloaded_api_is_retried_within_the_attempt(api: AnthropicFake, tmp_path: Path,
+                                                         capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    api.reply(overloaded(),
+              model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    first, second = api.message_requests
+    assert first == second, "the same request, sent again"
+    assert_fixed_on_branch(repo, attempt=1)
