@@ -43,3 +43,22 @@ def test_python_dash_m_works() -> None:
     result = _run([sys.executable, "-m", "ci_agent", "--version"])
     assert result.returncode == 0
     assert result.stdout.startswith("ci-agent ")
+
+
+def test_wheel_ships_the_templates_and_the_report_schema(tmp_path: object) -> None:
+    """The prompt templates and the JSON Schema are package data: a wheel without them would
+    install a ci-agent that fails at its first model call or schema check."""
+    import zipfile
+    from pathlib import Path
+
+    out = Path(str(tmp_path))
+    result = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), "."])
+    assert result.returncode == 0, result.stdout + result.stderr
+    (wheel,) = out.glob("ci_agent-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    templates = sorted(p.name for p in (REPO_ROOT / "ci_agent" / "templates").iterdir())
+    assert templates
+    for name in templates:
+        assert f"ci_agent/templates/{name}" in names
+    assert "ci_agent/schemas/report-v1.json" in names
+    assert "ci_agent/py.typed" in names
