@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import string
 from pathlib import Path
 
 import pytest
@@ -308,6 +309,12 @@ def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypa
     monkeypatch.setenv("CANARY_TOKEN", canary)
     repo = user_repo(tmp_path, PYTHON_CANARY, {"CANARY": canary})
     assert canary in (repo.path / "shop" / "settings.py").read_text()
+    # A second secret, in no environment variable: only its shape (a GitHub token) gives it away.
+    # It arrives in the latest commit, whose diff is context the model is sent.
+    shaped = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
+    settings = repo.path / "shop" / "settings.py"
+    settings.write_text(settings.read_text() + f"# deploy bot token: ghp_{shaped}\n")
+    repo.git("commit", "-q", "-m", "settings: note the deploy token", "--", "shop/settings.py")
     api.reply(model.read_file("shop/settings.py"),
               model.submit_patch(repo.diff(PYTHON_CANARY.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
 
@@ -319,6 +326,7 @@ def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypa
     report = model.first_user_text(api.message_requests[0])
     assert "test_reviews_summary_for_the_service" in report
     assert "[REDACTED" in report, "the failure message carried the canary: it must arrive redacted"
+    assert "deploy bot token" in report, "the failing commit's diff is context"
     (answer,) = model.tool_results(api.message_requests[1])
     assert "REVIEWS_TOKEN" in model.result_text(answer)
     assert "[REDACTED" in model.result_text(answer)
@@ -329,8 +337,9 @@ def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypa
         "summary": run.summary, "stdout (JSON events)": run.stdout, "stderr": run.stderr,
         "fix commit": git(repo.path, "log", "-1", "--format=%B", tip),
     }
-    leaks = [where for where, text in places.items() if suffix in text]
-    assert leaks == [], f"the canary leaked into {leaks}"
+    leaks = [(where, secret) for where, text in places.items() for secret in (suffix, shaped)
+             if secret in text]
+    assert leaks == [], f"a canary leaked into {leaks}"
 
 
 def test_dry_run_prints_the_exact_request_without_a_key_or_a_secret(
