@@ -73,15 +73,18 @@ _LANDMARKS = (
 class _Line:
     """What one header line parses to; shared by every repeat of the line while it is cached."""
 
-    __slots__ = ("_part", "cached", "continues", "diagnostic", "has_text", "header", "made", "message",
-                 "prefix", "project")
+    __slots__ = ("_part", "cached", "continues", "diagnostic", "has_text", "header", "is_error", "made",
+                 "message", "prefix", "project", "tl_indent")
 
     def __init__(self, header: Header) -> None:
         self.header = header
         self.prefix = header.prefix
         self.continues = header.continues
         self.has_text = bool(header.text.strip())
+        self.is_error = header.severity is Severity.ERROR
         self.message, self.project = split_markers(header.text.strip())
+        # The terminal logger ends the header after `CODE: ` and indents the text below it.
+        self.tl_indent = None if self.message else header.indent
         self.cached = False
         # The kept Diagnostic of an event made of this line alone (set when the first one ends),
         # and of events made of this line plus the texts added to it (while the cache has room).
@@ -153,14 +156,6 @@ class _Event:
             end_line=h.end_line,
             end_column=h.end_column,
         )
-
-
-def _new_event(line: _Line) -> _Event:
-    event = _Event(line, line.message)
-    if not line.message:
-        # The terminal logger ends the header after `CODE: ` and indents the text below it.
-        event.tl_indent = line.header.indent
-    return event
 
 
 class MsbuildConsumer:
@@ -266,13 +261,13 @@ class MsbuildConsumer:
                     self._held = line
                     return
         self._emit()
-        self._event = _new_event(line)
+        self._event = _Event(line, line.message, line.tl_indent)
 
     def _release(self, held: _Line) -> None:
         """The held line was not a continuation: it starts the next event."""
         self._held = None
         self._emit()
-        self._event = _new_event(held)
+        self._event = _Event(held, held.message, held.tl_indent)
 
     def _emit(self) -> None:
         event = self._event
@@ -280,7 +275,7 @@ class MsbuildConsumer:
             return
         self._event = None
         source = event.source
-        if source.header.severity is Severity.ERROR:
+        if source.is_error:
             self._errors += 1
         parts = event.parts
         if parts is None:
