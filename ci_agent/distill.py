@@ -145,13 +145,21 @@ def unique_diagnostics(diagnostics: Iterable[tuple[Diagnostic, RepoPaths]],
     where_cache: dict[tuple[str | None, str | None, int], _Where] = {}
     first: dict[_Key, tuple[Diagnostic, _Where]] = {}
     counts: dict[_Key, int] = {}
+    # Parsers hand out one shared object per repeated event: its key is computed once. The
+    # (object, paths) pair is kept alive by `diagnostics`' owner, so ids are not reused meanwhile.
+    key_of: dict[tuple[int, int], _Key] = {}
     for diag, paths in diagnostics:
+        known = key_of.get((id(diag), id(paths)))
+        if known is not None:
+            counts[known] += 1
+            continue
         spot = (diag.file, diag.project, id(paths))
         where = where_cache.get(spot)
         if where is None:
             where = where_cache[spot] = locate_diagnostic(diag.file, diag.project, paths)
         file = where[0].casefold() if fold_case and where[0] is not None else where[0]
         key = (diag.severity.value, file, diag.line, diag.column, diag.code, diag.message)
+        key_of[(id(diag), id(paths))] = key
         seen = counts.get(key)
         if seen is None:
             counts[key] = 1
