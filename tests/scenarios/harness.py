@@ -1,4 +1,5 @@
-"""Driving `ci-agent fix --local` in-process against the loopback Anthropic fake."""
+"""Driving `ci-agent fix --local` in-process against the loopback fake, and what the scenarios check
+after a run: the fix branch and its trailers, the attempt record, the user's untouched working copy."""
 
 from __future__ import annotations
 
@@ -10,9 +11,14 @@ from typing import Any
 import pytest
 
 from ci_agent.main import main
-from tests.scenarios.sample_repos import SampleRepo, git
+from tests.scenarios.sample_repos import Sample, SampleRepo, apply_edit, create_sample_repo, git, working_copy
 
 ATTEMPTS_REF_PREFIX = "refs/ci-agent/attempts/"
+DUMMY_KEY = "sk-ant-api03-scenario-dummy-key-0000"
+FIX_BRANCH = "ci-agent/fix/main"
+ROOT_CAUSE = ("average_rating in shop/ratings.py divides by len(ratings), which is zero for a product "
+              "without ratings, so tests/test_ratings.py::test_no_ratings_yet raises ZeroDivisionError.")
+SUMMARY = "Return 0.0 from average_rating when there are no ratings."
 
 
 @dataclass(frozen=True)
@@ -78,3 +84,39 @@ def changed_files(repo: SampleRepo, base: str, tip: str) -> list[str]:
 def worktrees(repo: Path) -> list[str]:
     return [line.split(" ", 1)[1] for line in git(repo, "worktree", "list", "--porcelain").splitlines()
             if line.startswith("worktree ")]
+
+
+def user_repo(tmp_path: Path, sample: Sample, substitutions: dict[str, str] | None = None) -> SampleRepo:
+    """The sample, with the user's own uncommitted work in it (which ci-agent must not touch)."""
+    repo = create_sample_repo(tmp_path, sample, substitutions)
+    readme = repo.path / "README.md"
+    readme.write_text((readme.read_text() if readme.exists() else "") + "\nwork in progress\n")
+    (repo.path / "notes.txt").write_text("my notes, not committed\n")
+    (repo.path / "staged.txt").write_text("staged, not committed\n")
+    repo.git("add", "staged.txt")
+    return repo
+
+
+def fixed_text(repo: SampleRepo) -> str:
+    return apply_edit(repo.files[repo.sample.fix.path], repo.sample.fix)
+
+
+def assert_fixed_on_branch(repo: SampleRepo, attempt: int) -> str:
+    """The fix branch holds exactly the fix, on top of the failing commit, with our trailers."""
+    tip = branch_tip(repo, FIX_BRANCH)
+    assert tip is not None, f"no {FIX_BRANCH} branch"
+    head = git(repo.path, "rev-parse", "main").strip()
+    assert commits_on(repo, tip, since=head) == [tip], "one fix commit on top of the failing commit"
+    assert changed_files(repo, head, tip) == [repo.sample.fix.path]
+    assert git(repo.path, "show", f"{tip}:{repo.sample.fix.path}") == fixed_text(repo)
+    found = trailers(repo, tip)
+    assert found.get("CI-Agent-Attempt") == [str(attempt)], found
+    assert found.get("CI-Agent-Result") == ["passed"], found
+    return tip
+
+
+def assert_clean_finish(repo: SampleRepo, before: object) -> None:
+    assert working_copy(repo.path) == before, "the user's working copy, index or HEAD changed"
+    assert worktrees(repo.path) == [str(repo.path)], "a worktree was left behind"
+    remote = git(repo.path, "ls-remote", "--heads", "origin").split()
+    assert remote[1::2] == ["refs/heads/main"], "fix --local must not push anything"

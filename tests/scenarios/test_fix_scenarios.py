@@ -8,7 +8,6 @@ nobody touched.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import string
@@ -16,16 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.anthropic_fake import AnthropicFake, Fault, overloaded, validate
+from tests.fakes.anthropic_fake import AnthropicFake
 from tests.scenarios import model_scripts as model
 from tests.scenarios.harness import (
+    FIX_BRANCH,
+    ROOT_CAUSE,
+    SUMMARY,
+    assert_clean_finish,
+    assert_fixed_on_branch,
     attempt_refs,
     branch_tip,
-    changed_files,
-    commits_on,
     fix,
     trailers,
-    worktrees,
+    user_repo,
 )
 from tests.scenarios.sample_repos import (
     DOTNET,
@@ -33,74 +35,11 @@ from tests.scenarios.sample_repos import (
     PYTHON_CANARY,
     C,
     Edit,
-    Sample,
-    SampleRepo,
-    apply_edit,
-    create_sample_repo,
     git,
     install_dotnet_shim,
     shim_calls,
     working_copy,
 )
-
-DUMMY_KEY = "sk-ant-api03-scenario-dummy-key-0000"
-FIX_BRANCH = "ci-agent/fix/main"
-ROOT_CAUSE = ("average_rating in shop/ratings.py divides by len(ratings), which is zero for a product "
-              "without ratings, so tests/test_ratings.py::test_no_ratings_yet raises ZeroDivisionError.")
-SUMMARY = "Return 0.0 from average_rating when there are no ratings."
-
-
-@pytest.fixture
-def api(anthropic_fake: AnthropicFake, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AnthropicFake:
-    """The fake as ci-agent's model endpoint, and an environment with nothing else of ours in it."""
-    for name in list(os.environ):
-        if name.startswith("CI_AGENT_") or name == "ANTHROPIC_BASE_URL":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", DUMMY_KEY)
-    monkeypatch.setenv("CI_AGENT_ANTHROPIC_BASE_URL", anthropic_fake.base_url)
-    # Third-party pytest plugins of this environment cost ~1 s per run; the samples need none.
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.chdir(tmp_path)
-    # A request past the end of a test's script gets a give_up (not a 500 the client would retry
-    # for seconds); every test counts the requests, so an extra one still fails it.
-    anthropic_fake.reply_always(model.give_up("(the scenario's script has no more answers)"))
-    return anthropic_fake
-
-
-def user_repo(tmp_path: Path, sample: Sample, substitutions: dict[str, str] | None = None) -> SampleRepo:
-    """The sample, with the user's own uncommitted work in it (which ci-agent must not touch)."""
-    repo = create_sample_repo(tmp_path, sample, substitutions)
-    readme = repo.path / "README.md"
-    readme.write_text((readme.read_text() if readme.exists() else "") + "\nwork in progress\n")
-    (repo.path / "notes.txt").write_text("my notes, not committed\n")
-    (repo.path / "staged.txt").write_text("staged, not committed\n")
-    repo.git("add", "staged.txt")
-    return repo
-
-
-def fixed_text(repo: SampleRepo) -> str:
-    return apply_edit(repo.files[repo.sample.fix.path], repo.sample.fix)
-
-
-def assert_fixed_on_branch(repo: SampleRepo, attempt: int) -> str:
-    """The fix branch holds exactly the fix, on top of the failing commit, with our trailers."""
-    tip = branch_tip(repo, FIX_BRANCH)
-    assert tip is not None, f"no {FIX_BRANCH} branch"
-    head = git(repo.path, "rev-parse", "main").strip()
-    assert commits_on(repo, tip, since=head) == [tip], "one fix commit on top of the failing commit"
-    assert changed_files(repo, head, tip) == [repo.sample.fix.path]
-    assert git(repo.path, "show", f"{tip}:{repo.sample.fix.path}") == fixed_text(repo)
-    found = trailers(repo, tip)
-    assert found.get("CI-Agent-Attempt") == [str(attempt)], found
-    assert found.get("CI-Agent-Result") == ["passed"], found
-    return tip
-
-
-def assert_clean_finish(repo: SampleRepo, before: object) -> None:
-    assert working_copy(repo.path) == before, "the user's working copy, index or HEAD changed"
-    assert worktrees(repo.path) == [str(repo.path)], "a worktree was left behind"
-    remote = git(repo.path, "ls-remote", "--heads", "origin").split()
-    assert remote[1::2] == ["refs/heads/main"], "fix --local must not push anything"
 
 
 def test_pytest_sample_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
@@ -340,96 +279,3 @@ def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypa
     leaks = [(where, secret) for where, text in places.items() for secret in (suffix, shaped)
              if secret in text]
     assert leaks == [], f"a canary leaked into {leaks}"
-
-
-def test_dry_run_prints_the_exact_request_without_a_key_or_a_secret(
-        api: AnthropicFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capfd: pytest.CaptureFixture[str]) -> None:
-    suffix = secrets.token_hex(8)
-    monkeypatch.setenv("CANARY_TOKEN", f"ci-agent-canary-{suffix}")
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    repo = user_repo(tmp_path, PYTHON_CANARY, {"CANARY": f"ci-agent-canary-{suffix}"})
-    before = working_copy(repo.path)
-
-    run = fix(repo, capfd, "--dry-run")
-
-    assert run.exit_code == 0, str(run)
-    assert api.requests == [], "a dry run sends nothing"
-    (dry,) = run.of("dry_run")
-    request = dry["request"]
-    assert validate(request) is None, "the printed request is one the API would accept"
-    assert {"system", "messages", "tools", "model", "max_tokens"} <= set(request)
-    # its size: the body as compact UTF-8 JSON
-    assert dry["bytes"] == len(json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode())
-    assert "test_reviews_summary_for_the_service" in model.first_user_text(request)
-    assert suffix not in run.stdout + run.stderr + run.summary
-    assert branch_tip(repo, FIX_BRANCH) in (None, git(repo.path, "rev-parse", "main").strip())
-    assert_clean_finish(repo, before)
-
-
-def test_the_budget_spans_runs(api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    """Two CI runs: one failed attempt, then the model gives up; the next run has two attempts
-    left, not three, and escalates after them."""
-    repo = user_repo(tmp_path, PYTHON)
-    wrong = {name: repo.diff(edit) for name, edit in PYTHON.wrong.items()}
-    api.reply(model.submit_patch(wrong["floor"], summary="Guard.", root_cause=ROOT_CAUSE),
-              model.give_up("I do not know what else to try."))
-
-    first = fix(repo, capfd, label="first")
-
-    assert first.exit_code == 4, str(first)
-    assert len(api.message_requests) == 2
-    api.reply(model.submit_patch(wrong["none"], summary="Guard.", root_cause=ROOT_CAUSE),
-              model.submit_patch(wrong["floor_float"], summary="Guard.", root_cause=ROOT_CAUSE))
-
-    second = fix(repo, capfd, label="second")
-
-    assert second.exit_code == 3, str(second)
-    assert len(api.message_requests) == 4, "attempts 2 and 3 only"
-    assert [e["ok"] for e in second.of("verified")] == [False, False]
-    assert second.of("escalated")
-
-
-def test_retry_starts_a_new_count_after_an_escalation(api: AnthropicFake, tmp_path: Path,
-                                                      capfd: pytest.CaptureFixture[str]) -> None:
-    repo = user_repo(tmp_path, PYTHON)
-    api.reply(*(model.submit_patch(repo.diff(PYTHON.wrong[name]), summary="Guard.", root_cause=ROOT_CAUSE)
-                for name in ("floor", "floor_float", "none")))
-    assert fix(repo, capfd, label="escalated").exit_code == 3
-    api.reply(model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
-
-    run = fix(repo, capfd, "--retry", label="retry")
-
-    assert run.exit_code == 0, str(run)
-    assert len(api.message_requests) == 4
-    assert_fixed_on_branch(repo, attempt=1)
-
-
-def test_model_service_failure_exits_5_and_costs_no_attempt(api: AnthropicFake, tmp_path: Path,
-                                                          capfd: pytest.CaptureFixture[str]) -> None:
-    repo = user_repo(tmp_path, PYTHON)
-    before = working_copy(repo.path)
-    api.reply(Fault(401, "authentication_error", "invalid x-api-key"))
-
-    run = fix(repo, capfd)
-
-    assert run.exit_code == 5, str(run)
-    assert len(api.message_requests) == 1, "a 401 is not retried"
-    assert "key" in run.stderr.lower() + run.stdout.lower()
-    assert DUMMY_KEY not in run.stdout + run.stderr + run.summary
-    assert attempt_refs(repo) == [], "no patch was tried: the budget is untouched"
-    assert_clean_finish(repo, before)
-
-
-def test_an_overloaded_api_is_retried_within_the_attempt(api: AnthropicFake, tmp_path: Path,
-                                                         capfd: pytest.CaptureFixture[str]) -> None:
-    repo = user_repo(tmp_path, PYTHON)
-    api.reply(overloaded(),
-              model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
-
-    run = fix(repo, capfd)
-
-    assert run.exit_code == 0, str(run)
-    first, second = api.message_requests
-    assert first == second, "the same request, sent again"
-    assert_fixed_on_branch(repo, attempt=1)
