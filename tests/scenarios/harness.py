@@ -39,11 +39,13 @@ class FixRun:
         return [e for e in self.events if e["event"] == name]
 
 
-def fix(repo: SampleRepo, capfd: pytest.CaptureFixture[str], *extra: str, label: str = "run") -> FixRun:
-    """`ci-agent fix --local --json --summary F` with the sample's build and verify commands."""
+def fix(repo: SampleRepo, capfd: pytest.CaptureFixture[str], *extra: str, label: str = "run",
+        commands: bool = True) -> FixRun:
+    """`ci-agent fix --local --json --summary F`, with the sample's build and verify commands
+    as flags (or, `commands=False`, whatever the repository's configuration says)."""
     summary = repo.path.parent / f"{label}-summary.md"
-    argv = ["fix", "--local", "--repo", str(repo.path), "--command", repo.sample.command,
-            "--verify", repo.sample.verify, "--json", "--summary", str(summary), *extra]
+    given = ["--command", repo.sample.command, "--verify", repo.sample.verify] if commands else []
+    argv = ["fix", "--local", "--repo", str(repo.path), *given, "--json", "--summary", str(summary), *extra]
     capfd.readouterr()  # start clean: only this run's output
     code = main(argv)
     out, err = capfd.readouterr()

@@ -117,3 +117,31 @@ def test_an_overloaded_api_is_retried_within_the_attempt(api: AnthropicFake, tmp
     first, second = api.message_requests
     assert first == second, "the same request, sent again"
     assert_fixed_on_branch(repo, attempt=1)
+
+
+NOTE = "Ratings are shown on product pages: an empty list is a normal case, never an error."
+
+
+@pytest.mark.parametrize(("flags", "attempts"), [((), 1), (("--max-attempts", "2"), 2)],
+                         ids=["file", "flag-over-file"])
+def test_repository_config_drives_the_run(api: AnthropicFake, tmp_path: Path,
+                                          capfd: pytest.CaptureFixture[str], flags: tuple[str, ...],
+                                          attempts: int) -> None:
+    """`.ci-agent.yml` gives the commands, the budget, team notes and the answer language;
+    a flag beats the file."""
+    repo = user_repo(tmp_path, PYTHON)
+    config = {"commands": {"test": PYTHON.command, "verify": PYTHON.verify}, "budget": {"max_attempts": 1},
+              "notes": [NOTE], "language": "es"}
+    (repo.path / ".ci-agent.yml").write_text(json.dumps(config))  # JSON is YAML
+    repo.git("add", ".ci-agent.yml")
+    repo.git("commit", "-q", "-m", "ci-agent configuration", "--", ".ci-agent.yml")
+    api.reply(*(model.submit_patch(repo.diff(PYTHON.wrong[name]), summary="Guard.", root_cause=ROOT_CAUSE)
+                for name in ("floor", "none")))
+
+    run = fix(repo, capfd, *flags, commands=False)
+
+    assert run.exit_code == 3, str(run)
+    assert len(api.message_requests) == attempts
+    system = " ".join(block["text"] for block in api.message_requests[0]["system"])
+    assert NOTE in system
+    assert "Spanish" in system
