@@ -25,6 +25,7 @@ from ci_agent.llm.types import AskResult, GiveUp, ModelSettings, PatchProposal, 
 from ci_agent.model import Report
 from ci_agent.patch.apply import Trailers, commit, rollback
 from ci_agent.patch.engine import apply_patch, review
+from ci_agent.paths import RepoPaths, is_absolute, parse_frame
 from ci_agent.prompt_text import AttemptNote, compose_user_text
 
 Emit = Callable[..., None]
@@ -100,9 +101,17 @@ class Outcome:
 
 
 def report_files(report: Report) -> tuple[str, ...]:
-    """Files the report names in the repo (diagnostics and failed tests' first project frame)."""
+    """Files the report names in the repo: diagnostics, failed tests, and every project frame of
+    their stacks (DESIGN.md §4.5: a patch elsewhere needs a stated reason)."""
+    paths = RepoPaths(report.repo_root)
     names = [d.file for d in report.diagnostics if d.in_repo and d.file]
-    names += [f.file for f in report.failures if f.file]
+    for failure in report.failures:
+        if failure.file:
+            names.append(failure.file)
+        for text in failure.frames:
+            frame = parse_frame(text, paths)
+            if frame is not None and frame.file and not is_absolute(frame.file):
+                names.append(frame.file)
     return tuple(dict.fromkeys(names))
 
 

@@ -411,3 +411,14 @@ def test_secrets_in_the_environment_never_reach_the_model_or_the_output(
     captured = capsys.readouterr()
     assert secret not in captured.out + captured.err
     assert "REDACTED" in json.dumps(client.requests)
+
+
+def test_report_files_include_project_stack_frames() -> None:
+    from ci_agent.attempt import report_files
+    from ci_agent.model import Outcome, Report, ReportFailure, TestCounts
+
+    frames = ("/r/shop/ratings.py:12: in average_rating", '  File "/r/shop/util.py", line 3, in f',
+              "/usr/lib/python3.11/json/decoder.py:3: in decode")
+    failure = ReportFailure("tests.test_x", Outcome.FAILED, "boom", frames, "tests/test_x.py", 5)
+    report = Report((), (), TestCounts(), (failure,), (), 0, 0, "/r")
+    assert report_files(report) == ("tests/test_x.py", "shop/ratings.py", "shop/util.py")
