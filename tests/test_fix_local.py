@@ -422,3 +422,28 @@ def test_report_files_include_project_stack_frames() -> None:
     failure = ReportFailure("tests.test_x", Outcome.FAILED, "boom", frames, "tests/test_x.py", 5)
     report = Report((), (), TestCounts(), (failure,), (), 0, 0, "/r")
     assert report_files(report) == ("tests/test_x.py", "shop/ratings.py", "shop/util.py")
+
+
+def test_model_service_failure_propagates_cleans_up_and_counts_nothing(
+        repo: Path, no_worktrees_left: None) -> None:
+    """ModelServiceError leaves the engine as it is (main() turns it into exit 5, its one sentence
+    on stderr); the worktree is gone and no attempt was counted: nothing was tried."""
+    from ci_agent.errors import ExitCode, ModelServiceError
+
+    class Broken:
+        def create(self, request: dict[str, Any]) -> dict[str, Any]:
+            raise ModelServiceError("The Anthropic API key was rejected (401).")
+
+    with pytest.raises(ModelServiceError) as raised:
+        fix(repo, "--command", PYTEST, client=Broken)
+    assert raised.value.exit_code == ExitCode.EXTERNAL_SERVICE
+    assert assess(state.read_events(repo, "ci-agent/fix/main"), 3).consecutive_failures == 0
+
+
+def test_keep_worktree_leaves_it_for_inspection(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    client = ScriptedClient(submit(FIXING))
+    assert fix(repo, "--command", PYTEST, "--keep-worktree", client=lambda: client) == 0
+    listed = sh(repo, "worktree", "list", "--porcelain")
+    kept = [line.split(" ", 1)[1] for line in listed.splitlines() if line.startswith("worktree ")][1:]
+    assert len(kept) == 1 and f"Worktree kept at `{kept[0]}`" in capsys.readouterr().out
+    assert (Path(kept[0]) / "calc.py").read_text() == RIGHT
