@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +198,8 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
             outcome.message = asked.answer.reason
             emit("gave_up", attempt=number, reason=asked.answer.reason, by_model=asked.answer.by_model)
             return outcome
-        done = _try_patch(plan, settings, emit, workdir, tip, current, log, asked.answer)
+        done = _try_patch(plan, settings, emit, workdir, tip, current, log,
+                          _redacted(asked.answer, seams.redact))
         if done is not None:
             outcome.status, outcome.exit_code, outcome.message = done
             return outcome
@@ -254,6 +255,11 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
     if plan.verify:
         return "fixed", ExitCode.OK, f"verified and committed on {plan.fix_branch}"
     return "committed", ExitCode.OK, f"committed on {plan.fix_branch}; not verified (no --verify)"
+
+
+def _redacted(proposal: PatchProposal, redact: Callable[[str], str]) -> PatchProposal:
+    """The model's prose goes into commits and records: redacted like everything else we write."""
+    return replace(proposal, summary=redact(proposal.summary), root_cause=redact(proposal.root_cause))
 
 
 def _line(text: str) -> str:

@@ -246,6 +246,8 @@ def trailer_lines(event: Event, head: str) -> list[tuple[str, str]]:
         pairs.append(("CI-Agent-Failure-After", event.after))
     if event.run:
         pairs.append(("CI-Agent-Run", event.run))
+    if event.summary:
+        pairs.append(("CI-Agent-Summary", " ".join(event.summary.split())[:200]))
     pairs.append(("CI-Agent-Head", head))
     return pairs
 
@@ -278,9 +280,7 @@ def record(repo: Path, fix_branch: str, head: str, build: Callable[[list[Event]]
         if isinstance(event, AttemptRecord) and event.run and any(
                 isinstance(e, AttemptRecord) and e.run == event.run for e in events):
             return Recorded(event, old or "", already=True)
-        summary = event.summary if isinstance(event, AttemptRecord) else ""
-        body = _subject(event) + ("\n\n" + summary if summary else "") + "\n"
-        message = git.add_trailers(repo, body, trailer_lines(event, head))
+        message = git.add_trailers(repo, _subject(event) + "\n", trailer_lines(event, head))
         args = ["commit-tree", tree] + (["-p", old] if old else []) + ["-F", "-"]
         commit = git.git_ok(repo, args, stdin=message, env=env).strip()
         try:

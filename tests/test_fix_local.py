@@ -376,6 +376,7 @@ def test_three_failed_verifications_escalate_without_a_fourth_call(
     assert len(client.conversations) == 3
     out = capsys.readouterr().out
     assert "escalated" in out and "3 of 3" in out
+    assert "attempt 1: try 0" in out and "attempt 3: try 2" in out  # read back from the record
     assert sh(repo, "show", "ci-agent/fix/main:calc.py") == WRONG
     # A rerun stays escalated and calls no model.
     assert fix(repo, "--command", PYTEST, "--verify", PYTEST, client=no_model) == 3
