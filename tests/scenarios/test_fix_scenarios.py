@@ -21,6 +21,7 @@ from tests.scenarios.harness import (
     FIX_BRANCH,
     ROOT_CAUSE,
     SUMMARY,
+    FixRun,
     assert_clean_finish,
     assert_fixed_on_branch,
     attempt_refs,
@@ -31,6 +32,7 @@ from tests.scenarios.harness import (
 )
 from tests.scenarios.sample_repos import (
     DOTNET,
+    DOTNET_LOG,
     PYTHON,
     PYTHON_CANARY,
     C,
@@ -102,8 +104,6 @@ def test_pytest_sample_fixed_after_one_repair(api: AnthropicFake, tmp_path: Path
     assert_clean_finish(repo, before)
 
 
-@pytest.mark.xfail(strict=True, reason="attempt.report_files ignores the failures' stack frames "
-                   "(gate.report_files rejects a patch to shop/ratings.py, named in the frames)")
 def test_a_patch_to_a_file_in_the_failing_stack_needs_no_extra_reason(
         api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """DESIGN.md §4.5: only a patch touching no file named in the report *or its stack frames*
@@ -215,9 +215,11 @@ def test_c_program_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
     assert_clean_finish(repo, before)
 
 
+@pytest.mark.parametrize("source", ["command", "build-log"])
 def test_dotnet_replay_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch,
-                                            capfd: pytest.CaptureFixture[str]) -> None:
+                                            capfd: pytest.CaptureFixture[str], source: str) -> None:
+    """`dotnet build` run by ci-agent, or its log downloaded from CI (`--build-log`)."""
     calls = install_dotnet_shim(tmp_path / "bin")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     repo = user_repo(tmp_path, DOTNET)
@@ -227,7 +229,12 @@ def test_dotnet_replay_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
         root_cause="The Refresh handler in MetricsGrid.razor calls LoadMetricsAsync without await "
                    "(CS4014, an error here because the project treats it as one)."))
 
-    run = fix(repo, capfd)
+    if source == "command":
+        run = fix(repo, capfd)
+    else:
+        log = tmp_path / "downloaded-build.log"
+        log.write_bytes(DOTNET_LOG.read_bytes())
+        run = fix(repo, capfd, "--build-log", str(log), "--verify", DOTNET.verify, commands=False)
 
     assert run.exit_code == 0, str(run)
     (request,) = api.message_requests
@@ -235,7 +242,7 @@ def test_dotnet_replay_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
     assert "CS4014" in report and DOTNET.fix.path in report
     assert_fixed_on_branch(repo, attempt=1)
     ran = shim_calls(calls)
-    assert len(ran) >= 2, "the build ran, then the verify"
+    assert len(ran) == (2 if source == "command" else 1), "the build (unless given), then the verify"
     assert all(call["cwd"] != str(repo.path) for call in ran), "builds run in the worktree only"
     assert_clean_finish(repo, before)
 
@@ -279,3 +286,33 @@ def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypa
     leaks = [(where, secret) for where, text in places.items() for secret in (suffix, shaped)
              if secret in text]
     assert leaks == [], f"a canary leaked into {leaks}"
+
+
+JUNIT = "results/junit.xml"
+
+
+def run_with_junit(api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> FixRun:
+    """pytest writes JUnit XML too, and ci-agent is told to read it (as `results:` globs would)."""
+    repo = user_repo(tmp_path, PYTHON)
+    api.reply(model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
+    command = f"{PYTHON.command} --junitxml={JUNIT}"
+    run = fix(repo, capfd, "--command", command, "--verify", command, "--test-results", "results/*.xml",
+              commands=False)
+    assert run.exit_code == 0, str(run)
+    assert_fixed_on_branch(repo, attempt=1)
+    return run
+
+
+def test_pytest_with_junit_results_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
+                                                        capfd: pytest.CaptureFixture[str]) -> None:
+    run_with_junit(api, tmp_path, capfd)
+    (request,) = api.message_requests
+    assert "junit.xml" in model.first_user_text(request)
+
+
+@pytest.mark.xfail(strict=True, reason="distill counts one pytest run twice when its console log and its "
+                   "JUnit XML are both read (`tests.test_ratings.test_x` vs `tests/test_ratings.py::test_x`)")
+def test_pytest_console_and_junit_of_one_run_count_each_test_once(
+        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    run = run_with_junit(api, tmp_path, capfd)
+    assert run.of("distilled")[0]["failed_tests"] == 2
