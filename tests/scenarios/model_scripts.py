@@ -17,8 +17,8 @@ from tests.fakes.anthropic_fake import Script, message, text, tool_use
 
 Request = dict[str, Any]
 Response = dict[str, Any]
-# Plausible counts, so the summary's token report has something to add up.
-USAGE = {"input_tokens": 1200, "output_tokens": 300, "cache_creation_input_tokens": 900,
+# Plausible counts whose sums are recognisable in a summary (2 calls: 2468 input tokens).
+USAGE = {"input_tokens": 1234, "output_tokens": 321, "cache_creation_input_tokens": 900,
          "cache_read_input_tokens": 0}
 
 

@@ -60,6 +60,7 @@ def test_pytest_sample_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
     assert "shop/ratings.py" in report  # the frame where ZeroDivisionError is raised
     assert {t["name"] for t in first["tools"]} >= {"read_file", "search_code", "list_files",
                                                    "submit_patch", "give_up"}
+    assert any(block.get("cache_control") for block in first["system"]), "the system block is cached"
     (answer,) = model.tool_results(second)
     (call,) = model.tool_calls(second)
     assert answer["tool_use_id"] == call["id"] and not answer.get("is_error")
@@ -72,7 +73,7 @@ def test_pytest_sample_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
     assert trailers(repo, tip)["CI-Agent-Failure"] == [run.of("distilled")[0]["fingerprint"]]
     assert "shop/ratings.py" in run.summary and "ZeroDivisionError" in run.summary
     assert ROOT_CAUSE in run.summary
-    # tokens of both model calls (1200 input each) are reported
+    # tokens of both model calls are added up
     assert str(2 * model.USAGE["input_tokens"]) in run.summary
     assert_clean_finish(repo, before)
 
@@ -88,8 +89,9 @@ def test_pytest_sample_fixed_after_one_repair(api: AnthropicFake, tmp_path: Path
     run = fix(repo, capfd)
 
     assert run.exit_code == 0, str(run)
-    _, second = api.message_requests
+    first, second = api.message_requests
     assert model.is_new_conversation(second), "a repair is a new attempt, with a fresh prompt"
+    assert first["system"] == second["system"], "the cached system block is the same every attempt"
     retry = model.first_user_text(second)
     # it says what the previous attempt changed and how that failed
     assert "// max(len(ratings), 1)" in retry
