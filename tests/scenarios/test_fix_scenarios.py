@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import string
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,7 @@ from tests.scenarios.sample_repos import (
     PYTHON_CANARY,
     C,
     Edit,
+    SampleRepo,
     git,
     install_dotnet_shim,
     shim_calls,
@@ -166,24 +168,32 @@ def test_model_gives_up(api: AnthropicFake, tmp_path: Path, capfd: pytest.Captur
     assert_clean_finish(repo, before)
 
 
-GATED = {
+def _stale(repo: SampleRepo) -> str:
+    """The right change, written against a file the model misremembered: git apply refuses it."""
+    return repo.diff(PYTHON.fix).replace("Mean star rating;", "Average star rating;")
+
+
+REJECTED: dict[str, tuple[str, Callable[[SampleRepo], str]]] = {
     # CI configuration is denied by policy
-    "workflow": ("ci.yml", ".github/workflows/ci.yml",
-                 "      - run: python -m pytest -q\n", "      - run: python -m pytest -q || true\n"),
+    "workflow": (".github/workflows/ci.yml", lambda repo: repo.diff(Edit(
+        ".github/workflows/ci.yml", "      - run: python -m pytest -q\n",
+        "      - run: python -m pytest -q || true\n"))),
     # skipping the failing test is a fake fix
-    "skip": ("skip", "tests/test_ratings.py",
-             "def test_no_ratings_yet() -> None:\n",
-             "@pytest.mark.skip(reason=\"flaky\")\ndef test_no_ratings_yet() -> None:\n"),
+    "skip": ("skip", lambda repo: repo.diff(Edit(
+        "tests/test_ratings.py", "def test_no_ratings_yet() -> None:\n",
+        "@pytest.mark.skip(reason=\"flaky\")\ndef test_no_ratings_yet() -> None:\n"))),
+    # context lines that are not in the file
+    "stale": ("git apply", _stale),
 }
 
 
-@pytest.mark.parametrize("gate", sorted(GATED))
-def test_gate_rejection_goes_back_to_the_model_in_the_same_attempt(
-        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str], gate: str) -> None:
-    words, path, old, new = GATED[gate]
+@pytest.mark.parametrize("case", sorted(REJECTED))
+def test_rejected_patch_goes_back_to_the_model_in_the_same_attempt(
+        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str], case: str) -> None:
+    words, bad_patch = REJECTED[case]
     repo = user_repo(tmp_path, PYTHON)
     before = working_copy(repo.path)
-    api.reply(model.submit_patch(repo.diff(Edit(path, old, new)), summary="Make CI green.",
+    api.reply(model.submit_patch(bad_patch(repo), summary="Make CI green.",
                                  root_cause=ROOT_CAUSE),
               model.submit_patch(repo.diff(PYTHON.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
 
