@@ -9,7 +9,6 @@ can only succeed if ci-agent answers exactly that id.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,10 +30,6 @@ def _reply(*blocks: dict[str, Any]) -> Script:
 
 def read_file(path: str, note: str = "Let me read the file first.") -> Script:
     return _reply(text(note), tool_use("read_file", {"path": path}))
-
-
-def list_files(directory: str = ".") -> Script:
-    return _reply(tool_use("list_files", {"dir": directory}))
 
 
 def submit_patch(diff: str, *, summary: str, root_cause: str, confidence: float = 0.8,
@@ -88,7 +83,3 @@ def tool_calls(request: Request) -> list[dict[str, Any]]:
 
 def is_new_conversation(request: Request) -> bool:
     return len(request["messages"]) == 1
-
-
-def body_text(request: Request) -> str:
-    return json.dumps(request, ensure_ascii=False)

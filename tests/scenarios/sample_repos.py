@@ -174,10 +174,6 @@ class SampleRepo:
     def diff(self, edit: Edit) -> str:
         return edit_diff(self.files, edit)
 
-    @property
-    def fix_branch(self) -> str:
-        return "ci-agent/fix/main"
-
 
 def create_sample_repo(tmp_path: Path, sample: Sample, substitutions: dict[str, str] | None = None
                        ) -> SampleRepo:
