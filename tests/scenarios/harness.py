@@ -40,15 +40,19 @@ class FixRun:
 
 
 def fix(repo: SampleRepo, capfd: pytest.CaptureFixture[str], *extra: str, label: str = "run",
-        commands: bool = True) -> FixRun:
+        commands: bool = True, plain: bool = False) -> FixRun:
     """`ci-agent fix --local --json --summary F`, with the sample's build and verify commands
-    as flags (or, `commands=False`, whatever the repository's configuration says)."""
+    as flags (or, `commands=False`, whatever the repository's configuration says). `plain`: no
+    `--json`/`--summary`, so the summary goes to stdout and human progress lines to stderr."""
     summary = repo.path.parent / f"{label}-summary.md"
     given = ["--command", repo.sample.command, "--verify", repo.sample.verify] if commands else []
-    argv = ["fix", "--local", "--repo", str(repo.path), *given, "--json", "--summary", str(summary), *extra]
+    output = [] if plain else ["--json", "--summary", str(summary)]
+    argv = ["fix", "--local", "--repo", str(repo.path), *given, *output, *extra]
     capfd.readouterr()  # start clean: only this run's output
     code = main(argv)
     out, err = capfd.readouterr()
+    if plain:
+        return FixRun(code, out, err, out, [])
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     text = summary.read_text(encoding="utf-8") if summary.exists() else ""
     return FixRun(code, out, err, text, events)

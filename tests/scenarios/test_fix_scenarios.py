@@ -259,9 +259,11 @@ def test_dotnet_replay_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
     assert_clean_finish(repo, before)
 
 
+@pytest.mark.parametrize("output", ["json", "plain"])
 def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                    capfd: pytest.CaptureFixture[str]) -> None:
-    """A secret in the environment, the build log and a source file reaches nobody."""
+                                    capfd: pytest.CaptureFixture[str], output: str) -> None:
+    """A secret in the environment, the build log and a source file reaches nobody: not the API,
+    not the summary, not the JSON events (or the human progress lines), not the commit."""
     suffix = secrets.token_hex(8)
     canary = f"ci-agent-canary-{suffix}"
     monkeypatch.setenv("CANARY_TOKEN", canary)
@@ -276,7 +278,7 @@ def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypa
     api.reply(model.read_file("shop/settings.py"),
               model.submit_patch(repo.diff(PYTHON_CANARY.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
 
-    run = fix(repo, capfd)
+    run = fix(repo, capfd, plain=output == "plain")
 
     assert run.exit_code == 0, str(run)
     assert len(api.message_requests) == 2
@@ -290,9 +292,13 @@ def test_canary_secret_never_leaves(api: AnthropicFake, tmp_path: Path, monkeypa
     assert "[REDACTED" in model.result_text(answer)
     tip = branch_tip(repo, FIX_BRANCH)
     assert tip is not None
+    if output == "plain":  # the summary on stdout, human progress lines on stderr
+        assert "shop/ratings.py" in run.summary and run.stderr.strip()
+    else:
+        assert run.events and "shop/ratings.py" in run.summary
     places = {
         **{f"request {i}": str(r.body) + str(r.headers) for i, r in enumerate(api.requests)},
-        "summary": run.summary, "stdout (JSON events)": run.stdout, "stderr": run.stderr,
+        "summary": run.summary, "stdout (events or summary)": run.stdout, "stderr": run.stderr,
         "fix commit": git(repo.path, "log", "-1", "--format=%B", tip),
     }
     leaks = [(where, secret) for where, text in places.items() for secret in (suffix, shaped)
