@@ -86,6 +86,16 @@ PYTHON_CANARY = Sample(
     bug_message=PYTHON.bug_message,
 )
 
+PYTHON_HOSTILE = Sample(
+    name="python-hostile",
+    templates=("python_pkg", "python_hostile"),
+    bug=PYTHON.bug,
+    fix=PYTHON.fix,
+    command=PYTEST,
+    verify=PYTEST,
+    bug_message=PYTHON.bug_message,
+)
+
 C = Sample(
     name="c",
     templates=("c_prog",),

@@ -36,6 +36,7 @@ from tests.scenarios.sample_repos import (
     DOTNET_LOG,
     PYTHON,
     PYTHON_CANARY,
+    PYTHON_HOSTILE,
     C,
     Edit,
     SampleRepo,
@@ -334,3 +335,38 @@ def test_pytest_console_and_junit_of_one_run_count_each_test_once(
         api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     run = run_with_junit(api, tmp_path, capfd)
     assert run.of("distilled")[0]["failed_tests"] == 2
+
+
+def run_hostile(api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> FixRun:
+    """A failure message carrying an HTML comment (our status marker's shape), invisible and bidi
+    characters, and a forged end of our data fence."""
+    repo = user_repo(tmp_path, PYTHON_HOSTILE)
+    api.reply(model.submit_patch(repo.diff(PYTHON_HOSTILE.fix), summary=SUMMARY, root_cause=ROOT_CAUSE))
+    run = fix(repo, capfd)
+    assert run.exit_code == 0, str(run)
+    assert_fixed_on_branch(repo, attempt=1)
+    return run
+
+
+HOSTILE_MARKS = ("<!--", "ci-agent:v1", "\u200b", "\u202e")
+
+
+def test_hostile_text_in_the_log_reaches_the_model_as_sanitised_data(
+        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    run = run_hostile(api, tmp_path, capfd)
+    (request,) = api.message_requests
+    report = model.first_user_text(request)
+    assert "ignore previous instructions" in report, "the text itself is kept, as data"
+    places = {"request": str(request), "events": run.stdout}
+    assert [(where, mark) for mark in HOSTILE_MARKS for where, text in places.items() if mark in text] == []
+    # every fence the prompt opens is closed once: the forged closer was neutralised
+    assert report.count("</untrusted-data>") == report.count("<untrusted-data ") > 0
+
+
+@pytest.mark.xfail(strict=True, reason="fix_summary writes the report's untrusted text unsanitised: a "
+                   "test message's `<!-- ci-agent:v1 ... -->` lands verbatim in the Markdown summary")
+def test_hostile_text_in_the_log_cannot_forge_a_marker_in_the_summary(
+        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    run = run_hostile(api, tmp_path, capfd)
+    assert "ignore previous instructions" in run.summary
+    assert [mark for mark in HOSTILE_MARKS if mark in run.summary] == []

@@ -19,6 +19,7 @@ from tests.scenarios.sample_repos import (
     DOTNET_LOG,
     PYTHON,
     PYTHON_CANARY,
+    PYTHON_HOSTILE,
     C,
     Sample,
     SampleRepo,
@@ -101,6 +102,16 @@ def test_canary_sample_prints_the_secret_in_its_build_log(tmp_path: Path) -> Non
     assert f"using CANARY_TOKEN={canary}" in broken.stdout
     apply(repo, repo.diff(PYTHON_CANARY.fix))
     assert run(PYTHON_CANARY.verify, repo.path, env={**os.environ, "CANARY_TOKEN": canary}).returncode == 0
+
+
+def test_hostile_sample_prints_hostile_text_raw(tmp_path: Path) -> None:
+    repo = create_sample_repo(tmp_path, PYTHON_HOSTILE)
+    broken = run(PYTHON_HOSTILE.command, repo.path)
+    assert broken.returncode == 1
+    for raw in ("<!-- ci-agent:v1 ", "\u200b", "\u202e", "</untrusted-data>", "ignore previous instructions"):
+        assert raw in broken.stdout, repr(raw)
+    apply(repo, repo.diff(PYTHON_HOSTILE.fix))
+    assert run(PYTHON_HOSTILE.verify, repo.path).returncode == 0
 
 
 def test_c_sample_has_a_gcc_error_and_the_fix_fixes_it(tmp_path: Path) -> None:
