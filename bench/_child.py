@@ -72,7 +72,8 @@ def lxml_parse(path: str) -> Result:
     return {"tests": tests, "failed": failed, "work_s": time.perf_counter() - t0}
 
 
-_LEAVES = frozenset({"UnitTestResult", "UnitTest", "TestEntry", "testcase"})
+# Elements freed as soon as they end: TRX rows, JUnit cases and (JUnit) whole suites.
+_LEAVES = frozenset({"UnitTestResult", "UnitTest", "TestEntry", "testcase", "testsuite"})
 
 
 def lxml_iterparse_floor(path: str) -> Result:
