@@ -17,7 +17,6 @@ from ci_agent.model import (
     Report,
     ReportDiagnostic,
     ReportFailure,
-    RunError,
     Severity,
     SourceInfo,
     TestCase,
@@ -203,6 +202,17 @@ def report_failure(case: TestCase, paths: RepoPaths, source: str) -> ReportFailu
     )
 
 
+RESULT_FILE_FORMATS = frozenset({"trx", "junit", "nunit", "xunit"})
+
+
+def is_result_file(result: ParseResult) -> bool:
+    return result.format in RESULT_FILE_FORMATS
+
+
+def tells_tests(result: ParseResult) -> bool:
+    return bool(result.failures) or (result.counts is not None and result.counts.total > 0)
+
+
 def _counts_of(result: ParseResult) -> TestCounts:
     if result.counts is not None:
         return result.counts
@@ -230,16 +240,23 @@ def distill(inputs: Sequence[Input], repo_root: str | None,
     diagnostics = unique_diagnostics(located, windows)
     if repo_root is None and len(set(known)) == 1:
         repo_root = known[0]
+    tested = [item for item in inputs if tells_tests(item.result)]
+    if any(is_result_file(item.result) for item in tested):
+        # A runner's console and the result file it wrote describe the same run (`pytest` and its
+        # JUnit XML, `dotnet test` and its TRX) with names spelt differently: counting both would
+        # double every test. The result file is the structured truth; console test output is for
+        # when there is none (DESIGN.md: dotnet_test reads `dotnet test` "when there is no TRX").
+        tested = [item for item in tested if is_result_file(item.result)]
     failures: dict[tuple[object, ...], ReportFailure] = {}
+    counts = TestCounts()
     for item, paths in zip(inputs, input_paths, strict=True):
+        if not any(item is t for t in tested):
+            continue
+        counts = counts + _counts_of(item.result)
         for case in item.result.failures:
             failure = report_failure(case, paths, item.source.path)
             failures.setdefault((failure.name, failure.outcome, failure.message, failure.frames), failure)
-    counts = TestCounts()
-    run_errors: list[RunError] = []
-    for item in inputs:
-        counts = counts + _counts_of(item.result)
-        run_errors.extend(item.result.run_errors)
+    run_errors = [error for item in inputs for error in item.result.run_errors]
     return Report(
         sources=tuple(item.source for item in inputs),
         diagnostics=tuple(diagnostics),

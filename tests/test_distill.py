@@ -101,12 +101,32 @@ def test_counts_are_summed_and_run_errors_kept() -> None:
     a = ParseResult("trx", failures=[failing], counts=TestCounts(10, 8, 1, 1),
                     run_errors=[RunError("a.trx", "test host crashed")])
     b = ParseResult("junit", counts=TestCounts(5, 5, 0, 0))
-    c = ParseResult("dotnet_test", failures=[TestCase("Ns.T.B", Outcome.TIMEOUT)])  # no summary line
-    report = distill([_input(a, "a.trx"), _input(b, "b.xml"), _input(c, "c.log")], None)
-    assert report.counts == TestCounts(16, 13, 2, 1)
+    report = distill([_input(a, "a.trx"), _input(b, "b.xml")], None)
+    assert report.counts == TestCounts(15, 13, 1, 1)
     assert report.run_errors == (RunError("a.trx", "test host crashed"),)
-    assert [f.name for f in report.failures] == ["Ns.T.A", "Ns.T.B"]
+    assert [f.name for f in report.failures] == ["Ns.T.A"]
     assert report.failures[0].source == "a.trx"
+
+
+def test_console_test_output_counts_only_without_a_result_file() -> None:
+    """`dotnet test` console + its TRX (or pytest + its JUnit) are one run told twice: the result
+    file wins; the console's run errors and build diagnostics are still kept."""
+    trx = ParseResult("trx", failures=[TestCase("Ns.T.A", Outcome.FAILED, message="nope")],
+                      counts=TestCounts(10, 9, 1, 0))
+    again = TestCase("Ns.T.A", Outcome.FAILED, message="nope ")
+    console = ParseResult("msbuild+dotnet_test", failures=[again],
+                          counts=TestCounts(10, 9, 1, 0), run_errors=[RunError("c.log", "host crashed")],
+                          diagnostics=[_err("boom", "/r/A.cs")])
+    both = distill([_input(console, "c.log"), _input(trx, "a.trx")], "/r")
+    assert both.counts == TestCounts(10, 9, 1, 0)
+    assert [f.source for f in both.failures] == ["a.trx"]
+    assert both.run_errors == (RunError("c.log", "host crashed"),)
+    assert len(both.diagnostics) == 1
+    # Without a result file the console is all there is: a failure without a summary still counts.
+    alone = ParseResult("dotnet_test", failures=[TestCase("Ns.T.B", Outcome.TIMEOUT)])
+    report = distill([_input(alone, "c.log")], None)
+    assert report.counts == TestCounts(1, 0, 1, 0)
+    assert [f.name for f in report.failures] == ["Ns.T.B"]
 
 
 def test_failure_file_and_line_come_from_the_first_project_frame() -> None:

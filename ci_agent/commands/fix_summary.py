@@ -1,11 +1,13 @@
 """The Markdown summary of a `fix --local` run: what failed, the root cause, the patch, the
-verification, the budget and the tokens. The caller redacts it before it goes anywhere."""
+verification, the budget and the tokens. Sanitised here; the caller redacts it before it goes
+anywhere."""
 
 from __future__ import annotations
 
 from ci_agent.attempt import AttemptLog, Outcome, Plan
 from ci_agent.collect import describe
 from ci_agent.llm.types import Usage
+from ci_agent.redact import sanitize_untrusted
 from ci_agent.render import render
 
 FAILURE_BYTES = 16_000
@@ -88,4 +90,7 @@ def summary_markdown(outcome: Outcome, plan: Plan) -> str:
         out.append(f"**Total tokens:** {_tokens(outcome.usage)}")
     if outcome.worktree is not None:
         out.append(f"Worktree kept at `{outcome.worktree}`.")
-    return "\n\n".join(out) + "\n"
+    # Test messages, log lines and the model's own words are untrusted: an HTML comment among
+    # them would hide text in a rendered comment or forge our `<!-- ci-agent:v1 ... -->` marker.
+    # Nothing of ours in this summary is an HTML comment or an invisible character.
+    return sanitize_untrusted("\n\n".join(out)) + "\n"

@@ -41,8 +41,6 @@ def test_pytest_with_junit_results_fixed_in_one_attempt(api: AnthropicFake, tmp_
     assert "junit.xml" in model.first_user_text(request)
 
 
-@pytest.mark.xfail(strict=True, reason="distill counts one pytest run twice when its console log and its "
-                   "JUnit XML are both read (`tests.test_ratings.test_x` vs `tests/test_ratings.py::test_x`)")
 def test_pytest_console_and_junit_of_one_run_count_each_test_once(
         api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     run = run_with_junit(api, tmp_path, capfd)
@@ -75,8 +73,6 @@ def test_hostile_text_in_the_log_reaches_the_model_as_sanitised_data(
     assert report.count("</untrusted-data>") == report.count("<untrusted-data ") > 0
 
 
-@pytest.mark.xfail(strict=True, reason="fix_summary writes the report's untrusted text unsanitised: a "
-                   "test message's `<!-- ci-agent:v1 ... -->` lands verbatim in the Markdown summary")
 def test_hostile_text_in_the_log_cannot_forge_a_marker_in_the_summary(
         api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     run = run_hostile(api, tmp_path, capfd)
