@@ -43,3 +43,9 @@ class ModelServiceError(CiAgentError):
     """The model service failed after retries, or refused; the message is one sentence."""
 
     exit_code = ExitCode.EXTERNAL_SERVICE
+
+
+class ForgeError(CiAgentError):
+    """The forge API (GitHub, GitLab) failed after retries, or refused; one sentence."""
+
+    exit_code = ExitCode.EXTERNAL_SERVICE

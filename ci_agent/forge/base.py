@@ -1,0 +1,181 @@
+"""The forge-neutral contract (DESIGN.md §4.6): what ci-agent needs from GitHub, GitLab or `local`.
+
+Core code says `change_request`, never PR/MR. Every implementation raises `ForgeError` (exit 5)
+with one sentence a person reading a CI log can act on; nothing forge-specific leaks out.
+
+The status comment carries our durable state in a hidden marker, first line of its body:
+`<!-- ci-agent:v1 {json} -->`. `render_marker` / `parse_marker` are the only code that writes
+or reads it, so every forge agrees on the format.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+MARKER_PREFIX = "<!-- ci-agent:v1 "
+MARKER_SUFFIX = " -->"
+# The marker must open the body: a person quoting it ("> <!-- ci-agent...") never matches.
+_MARKER = re.compile(r"\A<!-- ci-agent:v1 (\{.*?\}) -->", re.DOTALL)
+MAX_MARKER_JSON = 64 * 1024  # a status comment is at most 65536 characters on GitHub
+
+
+@dataclass(frozen=True)
+class ChangeRequest:
+    number: int
+    url: str
+    source_branch: str
+    target_branch: str
+    draft: bool
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    body: str
+    author: str
+    author_is_bot: bool
+
+
+class Permission(enum.IntEnum):
+    """Ordered, so `permission(user) >= Permission.WRITE` reads as the rule it is."""
+
+    NONE = 0
+    READ = 1
+    TRIAGE = 2
+    WRITE = 3
+    MAINTAIN = 4
+    ADMIN = 5
+
+    @classmethod
+    def parse(cls, name: str | None) -> Permission:
+        """A forge's role name; unknown (custom) roles count as none: the caller falls back."""
+        return _PERMISSION_NAMES.get((name or "").strip().lower(), cls.NONE)
+
+
+_PERMISSION_NAMES = {p.name.lower(): p for p in Permission} | {"pull": Permission.READ,
+                                                              "push": Permission.WRITE}
+
+
+@dataclass(frozen=True)
+class Job:
+    """A failed job of a CI run."""
+
+    id: int
+    name: str
+    conclusion: str
+
+
+@dataclass(frozen=True)
+class JobLog:
+    job_id: int
+    name: str
+    text_path: Path
+    truncated: bool = False  # the log was longer than the cap; its first bytes are kept
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A downloaded artifact, extracted under `path`; a refused one has `path=None` and says why."""
+
+    name: str
+    path: Path | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on what we pull from a forge, so a hostile or huge run cannot fill the runner."""
+
+    max_log_bytes: int = 256 * 1024 * 1024
+    max_archive_bytes: int = 512 * 1024 * 1024
+    max_extracted_bytes: int = 1024 * 1024 * 1024
+    max_member_bytes: int = 512 * 1024 * 1024
+    max_members: int = 10_000
+
+
+@runtime_checkable
+class Forge(Protocol):
+    """What every forge provides. Methods are idempotent where the name says find/upsert."""
+
+    def failed_jobs(self, run_id: int) -> list[Job]: ...
+
+    def download_job_log(self, job_id: int, dest: Path) -> JobLog: ...
+
+    def download_artifacts(self, run_id: int, dest: Path) -> list[Artifact]: ...
+
+    def find_change_request(self, source_branch: str) -> ChangeRequest | None: ...
+
+    def open_change_request(self, source: str, target: str, title: str, body: str,
+                            draft: bool = True) -> ChangeRequest: ...
+
+    def update_change_request(self, number: int, title: str | None = None, body: str | None = None,
+                              draft: bool | None = None) -> ChangeRequest: ...
+
+    def upsert_status_comment(self, number: int, marker: Mapping[str, Any], body: str) -> Comment: ...
+
+    def read_status_state(self, number: int) -> dict[str, Any] | None: ...
+
+    def add_labels(self, number: int, labels: Sequence[str]) -> None: ...
+
+    def remove_label(self, number: int, label: str) -> None: ...
+
+    def add_reaction(self, comment_id: int, reaction: str = "eyes") -> None: ...
+
+    def permission(self, username: str) -> Permission: ...
+
+    def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> bool: ...
+
+    def default_branch(self) -> str: ...
+
+    def protected(self, branch: str) -> bool: ...
+
+
+@runtime_checkable
+class CommentLister(Protocol):
+    """Optional: reading every comment of a change request (slash commands). Not every forge
+    exposes it the same way (GitLab notes vs discussions), hence a separate capability."""
+
+    def list_comments(self, number: int) -> list[Comment]: ...
+
+
+def render_marker(state: Mapping[str, Any]) -> str:
+    """The hidden first line of our status comment. `<`, `>` and `&` are JSON-escaped so no value
+    can close the HTML comment early (`-->`) or open markup."""
+    text = json.dumps(dict(state), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    if len(text) > MAX_MARKER_JSON:
+        raise ValueError(f"status state is {len(text)} characters; at most {MAX_MARKER_JSON}")
+    return f"{MARKER_PREFIX}{text}{MARKER_SUFFIX}"
+
+
+def status_body(state: Mapping[str, Any], body: str) -> str:
+    return f"{render_marker(state)}\n{body}"
+
+
+def parse_marker(body: str) -> dict[str, Any] | None:
+    """The state in a body that starts with our marker; None when absent or not a JSON object."""
+    match = _MARKER.match(body or "")
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def pick_status_comment(comments: Sequence[Comment], own_login: str) -> Comment | None:
+    """Our status comment: written by our own account and starting with a valid marker.
+    If a race ever left two, the oldest (first listed) wins, so every run edits the same one."""
+    for comment in comments:
+        if comment.author.lower() == own_login.lower() and parse_marker(comment.body) is not None:
+            return comment
+    return None
+

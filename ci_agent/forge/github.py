@@ -1,0 +1,431 @@
+"""`Forge` over PyGithub: the only module that imports `github`.
+
+PyGithub's own retries and throttling are off (`retry=None`): tenacity retries here so the policy
+is ours and visible — 429, 403 with `x-ratelimit-remaining: 0` or a secondary-rate-limit message,
+5xx and dropped connections are retried, honouring `retry-after` and `x-ratelimit-reset`, within a
+bounded number of attempts and a bounded total wait. Everything else becomes one `ForgeError`
+sentence naming what we tried and, for a 403, the permission the token lacks.
+
+Job logs and artifact zips: GitHub answers the API request with a 302 to a short-lived storage
+URL. PyGithub does not follow it for us (`WorkflowJob.logs_url()` returns the `Location`), which is
+what we want: the storage URL is fetched without our token, streamed to disk under a size cap.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import github
+import requests
+from github import Auth, Github, GithubException
+from github.GithubObject import NotSet
+from github.IssueComment import IssueComment
+from github.PullRequest import PullRequest
+from tenacity import RetryCallState, Retrying, retry_if_exception
+
+from ci_agent.errors import ForgeError
+from ci_agent.forge.base import (
+    Artifact,
+    ChangeRequest,
+    Comment,
+    Job,
+    JobLog,
+    Limits,
+    Permission,
+    parse_marker,
+    pick_status_comment,
+    status_body,
+)
+from ci_agent.forge.download import UnsafeArchive, extract_zip, safe_name, stream_to_file
+
+T = TypeVar("T")
+DEFAULT_BASE_URL = "https://api.github.com"
+# Comments made with GITHUB_TOKEN are authored by this account; `GET /user` is refused for it.
+ACTIONS_BOT = "github-actions[bot]"
+FAILED_CONCLUSIONS = frozenset({"failure", "timed_out", "startup_failure"})
+_CHUNK = 1024 * 1024
+
+
+class GitHubForge:
+    """One repository on GitHub (or GHES via `base_url`). `sleep` is injectable for tests."""
+
+    def __init__(
+        self,
+        repository: str,
+        token: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        own_login: str | None = None,
+        limits: Limits | None = None,
+        per_page: int = 100,
+        timeout_s: int = 30,
+        max_attempts: int = 5,
+        max_total_wait_s: float = 300,
+        throttle: bool = True,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._repository = repository
+        self._owner = repository.split("/", 1)[0]
+        self._base_url = base_url.rstrip("/")
+        # GitHub's advice against secondary rate limits: space requests, and writes more so.
+        self._gh = Github(
+            base_url=self._base_url, auth=Auth.Token(token), retry=None, per_page=per_page,
+            timeout=timeout_s, lazy=True,
+            seconds_between_requests=0.25 if throttle else None,
+            seconds_between_writes=1.0 if throttle else None,
+        )
+        self._repo = self._gh.get_repo(repository)  # lazy: no request until needed
+        self._own_login = own_login
+        self._limits = limits or Limits()
+        self._timeout_s = timeout_s
+        self._attempts = max(1, max_attempts)
+        self._max_total_wait_s = max_total_wait_s
+        self._sleep = sleep
+        self.waits: list[float] = []  # every delay chosen between attempts, in order
+
+    # -- runs, logs, artifacts ---------------------------------------------------------------
+
+    def failed_jobs(self, run_id: int) -> list[Job]:
+        def fetch() -> list[Job]:
+            run = self._repo.get_workflow_run(run_id)
+            return [Job(j.id, j.name, j.conclusion or "") for j in run.jobs("latest")
+                    if j.conclusion in FAILED_CONCLUSIONS]
+        return self._call(f"list the jobs of run {run_id}", "actions: read", fetch)
+
+    def download_job_log(self, job_id: int, dest: Path) -> JobLog:
+        dest.mkdir(parents=True, exist_ok=True)
+
+        def fetch() -> JobLog:
+            job = self._repo.get_workflow_job(job_id)
+            path = dest / f"{job_id}-{safe_name(job.name, 'job')}.log"
+            with self._storage(job.logs_url()) as chunks:
+                truncated = stream_to_file(chunks, path, self._limits.max_log_bytes)
+            return JobLog(job_id, job.name, path, truncated)
+        return self._call(f"download the log of job {job_id}", "actions: read", fetch)
+
+    def download_artifacts(self, run_id: int, dest: Path) -> list[Artifact]:
+        listed = self._call(
+            f"list the artifacts of run {run_id}", "actions: read",
+            lambda: [(a.name, a.archive_download_url, a.expired)
+                     for a in self._repo.get_workflow_run(run_id).get_artifacts()])
+        results: list[Artifact] = []
+        taken: set[str] = set()
+        for name, url, expired in listed:
+            folder = safe_name(name, "artifact")
+            while folder in taken:
+                folder += "_"
+            taken.add(folder)
+            if expired:
+                results.append(Artifact(name, None, "the artifact has expired"))
+                continue
+            results.append(self._download_artifact(name, url, dest / folder))
+        return results
+
+    def _download_artifact(self, name: str, url: str, target: Path) -> Artifact:
+        with tempfile.TemporaryDirectory(prefix="ci-agent-artifact-") as tmp:
+            zip_path = Path(tmp) / "artifact.zip"
+
+            def fetch() -> bool:
+                headers, _ = self._gh.requester.requestBlobAndCheck("GET", url)
+                with self._storage(headers["location"]) as chunks:
+                    return stream_to_file(chunks, zip_path, self._limits.max_archive_bytes)
+            if self._call(f"download artifact {name!r}", "actions: read", fetch):
+                return Artifact(name, None, f"the zip is larger than {self._limits.max_archive_bytes} bytes")
+            try:
+                extract_zip(zip_path, target, self._limits)
+            except UnsafeArchive as error:
+                return Artifact(name, None, f"refused: {error}")
+        return Artifact(name, target)
+
+    def _storage(self, url: str) -> _Stream:
+        """The short-lived storage URL a 302 pointed at: fetched without our token."""
+        if urllib.parse.urlparse(url).scheme not in {"http", "https"}:
+            raise ForgeError(f"GitHub redirected a download to an unsupported URL scheme: {url[:80]!r}.")
+        return _Stream(urllib.request.urlopen(url, timeout=self._timeout_s))
+
+    # -- change requests ---------------------------------------------------------------------
+
+    def find_change_request(self, source_branch: str) -> ChangeRequest | None:
+        def fetch() -> ChangeRequest | None:
+            pulls = self._repo.get_pulls(state="open", head=f"{self._owner}:{source_branch}")
+            return next((_change_request(p) for p in pulls), None)
+        return self._call(f"find the pull request of branch {source_branch!r}",
+                          "pull-requests: read", fetch)
+
+    def open_change_request(self, source: str, target: str, title: str, body: str,
+                            draft: bool = True) -> ChangeRequest:
+        found = self.find_change_request(source)
+        if found is not None:
+            return found
+        try:
+            return self._call(
+                f"open a pull request from {source!r} into {target!r}", "pull-requests: write",
+                lambda: _change_request(self._repo.create_pull(base=target, head=source, title=title,
+                                                               body=body, draft=draft)))
+        except ForgeError as error:
+            # Another job opened it between our search and our create: use theirs.
+            again = self.find_change_request(source) if _status_of(error) == 422 else None
+            if again is None:
+                raise
+            return again
+
+    def update_change_request(self, number: int, title: str | None = None, body: str | None = None,
+                              draft: bool | None = None) -> ChangeRequest:
+        def update() -> ChangeRequest:
+            pull = self._repo.get_pull(number)
+            if title is not None or body is not None:
+                pull.edit(title=NotSet if title is None else title, body=NotSet if body is None else body)
+            if draft is not None and pull.draft != draft:
+                # REST cannot change draft state; PyGithub uses the GraphQL mutations.
+                if draft:
+                    pull.convert_to_draft()
+                else:
+                    pull.mark_ready_for_review()
+            return _change_request(pull)
+        return self._call(f"update pull request #{number}", "pull-requests: write", update)
+
+    # -- comments, labels, reactions ---------------------------------------------------------
+
+    def list_comments(self, number: int) -> list[Comment]:
+        return self._call(f"read the comments of #{number}", "pull-requests: read",
+                          lambda: [_comment(c) for c in self._repo.get_issue(number).get_comments()])
+
+    def upsert_status_comment(self, number: int, marker: Mapping[str, Any], body: str) -> Comment:
+        text = status_body(marker, body)
+        mine = pick_status_comment(self.list_comments(number), self.own_login())
+        if mine is not None and mine.body == text:
+            return mine
+
+        def write() -> Comment:
+            if mine is None:
+                return _comment(self._repo.get_issue(number).create_comment(text))
+            comment = self._issue_comment(mine.id)
+            comment.edit(text)
+            return _comment(comment)
+        return self._call(f"write the status comment on #{number}", "pull-requests: write", write)
+
+    def read_status_state(self, number: int) -> dict[str, Any] | None:
+        mine = pick_status_comment(self.list_comments(number), self.own_login())
+        return None if mine is None else parse_marker(mine.body)
+
+    def add_labels(self, number: int, labels: Sequence[str]) -> None:
+        if labels:
+            self._call(f"label #{number}", "issues: write",
+                       lambda: self._repo.get_issue(number).add_to_labels(*labels))
+
+    def remove_label(self, number: int, label: str) -> None:
+        try:
+            self._call(f"remove label {label!r} from #{number}", "issues: write",
+                       lambda: self._repo.get_issue(number).remove_from_labels(label))
+        except ForgeError as error:
+            if _status_of(error) != 404:  # not there: already the state we want
+                raise
+
+    def add_reaction(self, comment_id: int, reaction: str = "eyes") -> None:
+        self._call(f"react to comment {comment_id}", "issues: write",
+                   lambda: self._issue_comment(comment_id).create_reaction(reaction))
+
+    def _issue_comment(self, comment_id: int) -> IssueComment:
+        return IssueComment(self._gh.requester, url=f"{self._repo.url}/issues/comments/{comment_id}")
+
+    # -- people, workflows, branches ---------------------------------------------------------
+
+    def own_login(self) -> str:
+        """The account our token writes as. Set it for GitHub App tokens (`<app>[bot]`): GitHub
+        refuses `GET /user` to integration tokens, and then GITHUB_TOKEN's bot is assumed."""
+        if self._own_login is None:
+            try:
+                self._own_login = self._call("identify the token's user", "none",
+                                             lambda: self._gh.get_user().login)
+            except ForgeError as error:
+                if _status_of(error) not in {403, 404}:
+                    raise
+                self._own_login = ACTIONS_BOT
+        return self._own_login
+
+    def permission(self, username: str) -> Permission:
+        url = f"{self._repo.url}/collaborators/{urllib.parse.quote(username, safe='')}/permission"
+        try:
+            data = self._call(f"read the permission of {username!r}", "metadata: read",
+                              lambda: self._gh.requester.requestJsonAndCheck("GET", url)[1])
+        except ForgeError as error:
+            if _status_of(error) == 404:  # not a user, or not visible: no rights here
+                return Permission.NONE
+            raise
+        # role_name knows maintain/triage; a custom role falls back to the legacy field.
+        role = Permission.parse(data.get("role_name"))
+        return role if role is not Permission.NONE else Permission.parse(data.get("permission"))
+
+    def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> bool:
+        try:
+            self._call(f"start workflow {workflow_file!r} on {ref!r}", "actions: write",
+                       lambda: self._repo.get_workflow(workflow_file).create_dispatch(
+                           ref, dict(inputs), throw=True))
+        except ForgeError as error:
+            if _status_of(error) == 422 and "workflow_dispatch" in str(error):
+                return False
+            raise
+        return True
+
+    def default_branch(self) -> str:
+        return self._call("read the repository", "metadata: read", lambda: self._repo.default_branch)
+
+    def protected(self, branch: str) -> bool:
+        try:
+            return self._call(f"read branch {branch!r}", "contents: read",
+                              lambda: bool(self._repo.get_branch(branch).protected))
+        except ForgeError as error:
+            if _status_of(error) == 404:  # a branch that does not exist yet protects nothing
+                return False
+            raise
+
+    # -- retries and error sentences ---------------------------------------------------------
+
+    def _call(self, what: str, needs: str, fn: Callable[[], T]) -> T:
+        retrying = Retrying(retry=retry_if_exception(_retryable), wait=self._wait, stop=self._stop,
+                            sleep=self._record_and_sleep, reraise=True)
+        try:
+            return retrying(fn)
+        except GithubException as error:
+            raise _StatusForgeError(error.status, _sentence(error, what, needs, self._attempts)) from error
+        except (requests.ConnectionError, requests.Timeout, urllib.error.URLError, ConnectionError,
+                TimeoutError) as error:
+            raise ForgeError(f"Could not reach GitHub at {self._base_url} to {what} after "
+                             f"{self._attempts} attempts ({error.__class__.__name__}).") from error
+
+    def _record_and_sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self._sleep(seconds)
+
+    def _wait(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        if isinstance(error, GithubException):
+            asked = _asked_wait(error.headers or {})
+            if asked is not None:
+                return asked
+        base = min(30.0, 2.0 ** (state.attempt_number - 1))
+        return base * (0.75 + 0.25 * random.random())
+
+    def _stop(self, state: RetryCallState) -> bool:
+        if state.attempt_number >= self._attempts:
+            return True
+        return state.idle_for + state.upcoming_sleep > self._max_total_wait_s
+
+
+class _Stream:
+    """A urlopen response as a context manager over its chunks."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    def __enter__(self) -> Iterator[bytes]:
+        return iter(lambda: bytes(self._response.read(_CHUNK)), b"")
+
+    def __exit__(self, *exc: object) -> None:
+        self._response.close()
+
+
+class _StatusForgeError(ForgeError):
+    """A ForgeError that remembers the HTTP status, for the few callers that expect one."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _status_of(error: ForgeError) -> int | None:
+    return error.status if isinstance(error, _StatusForgeError) else None
+
+
+def _is_rate_limited(error: GithubException) -> bool:
+    headers = error.headers or {}
+    if error.status == 429:
+        return True
+    return error.status == 403 and (
+        headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
+        or isinstance(error, github.RateLimitExceededException))
+
+
+def _retryable(error: BaseException) -> bool:
+    if isinstance(error, GithubException):
+        return _is_rate_limited(error) or error.status >= 500
+    if isinstance(error, requests.Timeout):
+        return True
+    return isinstance(error, requests.ConnectionError | ConnectionError)
+
+
+def _asked_wait(headers: Mapping[str, Any], now: float | None = None) -> float | None:
+    """`retry-after` seconds, else the time until `x-ratelimit-reset` when the quota is spent."""
+    try:
+        if "retry-after" in headers:
+            return max(0.0, float(headers["retry-after"]))
+        if str(headers.get("x-ratelimit-remaining")) == "0" and "x-ratelimit-reset" in headers:
+            reset = float(headers["x-ratelimit-reset"])
+            return max(0.0, reset - (time.time() if now is None else now)) + 1.0
+    except ValueError:
+        return None
+    return None
+
+
+def _message(error: GithubException) -> str:
+    data = error.data if isinstance(error.data, dict) else {}
+    message = str(data.get("message") or "").strip().rstrip(".")
+    details = [str(e.get("message") or e.get("code") or "") if isinstance(e, dict) else str(e)
+               for e in data.get("errors") or []]
+    details = [d for d in details if d]
+    return f"{message}: {'; '.join(details)}" if details else message
+
+
+def _accepted_permissions(headers: Mapping[str, Any]) -> str:
+    """`x-accepted-github-permissions: pull_requests=write; issues=write` as YAML-ish words."""
+    raw = str(headers.get("x-accepted-github-permissions") or "")
+    sets = [", ".join(p.strip().replace("_", "-").replace("=", ": ") for p in group.split(","))
+            for group in raw.split(";") if group.strip()]
+    return " or ".join(s for s in sets if s)
+
+
+def _sentence(error: GithubException, what: str, needs: str, attempts: int) -> str:
+    status = error.status
+    headers = error.headers or {}
+    message = _message(error)
+    said = f" ({status} {message})" if message else f" ({status})"
+    if status == 401:
+        return (f"GitHub rejected the token{said} while trying to {what}; check the token input "
+                "(GITHUB_TOKEN, a GitHub App token or a PAT) and that it has not expired.")
+    if _is_rate_limited(error):
+        reset = headers.get("x-ratelimit-reset")
+        when = (f"; the limit resets at {time.strftime('%H:%M:%S UTC', time.gmtime(float(reset)))}"
+                if reset and str(reset).isdigit() else "")
+        return f"GitHub kept rate-limiting us{said} after {attempts} attempts to {what}{when}."
+    if status == 403:
+        wanted = _accepted_permissions(headers) or needs
+        return (f"The token is not allowed to {what}{said}; grant `{wanted}` in the workflow's "
+                "`permissions:` (or to the GitHub App / token).")
+    if status == 404:
+        return (f"GitHub found nothing to {what}{said}; check the repository name and that the "
+                "token can see it.")
+    if status == 422:
+        return f"GitHub refused to {what}{said}."
+    if status >= 500:
+        return f"GitHub kept failing{said} after {attempts} attempts to {what}; try again later."
+    return f"GitHub refused to {what}{said}."
+
+
+def _change_request(pull: PullRequest) -> ChangeRequest:
+    return ChangeRequest(number=pull.number, url=pull.html_url, source_branch=pull.head.ref,
+                         target_branch=pull.base.ref, draft=bool(pull.draft),
+                         labels=tuple(label.name for label in pull.labels))
+
+
+def _comment(comment: IssueComment) -> Comment:
+    user = comment.user
+    return Comment(id=comment.id, body=comment.body or "", author=user.login,
+                   author_is_bot=user.type == "Bot")

@@ -1,0 +1,560 @@
+"""A loopback fake of the GitHub REST API (and the two GraphQL draft mutations) for real PyGithub.
+
+stdlib `http.server` on 127.0.0.1, port 0, in a thread; a second loopback server plays the
+short-lived storage that `GET .../actions/jobs/{id}/logs` and `.../artifacts/{id}/zip` redirect to
+(302, as GitHub does). A route table: unknown routes answer 404 and are recorded in `failures`
+(the test fails on them). Every request is recorded. State lives in memory, so a pull request or
+comment created by one call is seen by later GETs, also by a second `GitHubForge` ("next run").
+
+Shapes follow the REST docs: list endpoints paginate with `page`/`per_page` and a `Link` header
+(`next`, `last`); `Authorization: token X` / `Bearer X` is checked against `tokens` (401 "Bad
+credentials" otherwise); integration tokens get 403 on `GET /user` as GitHub's do. Faults are
+injected per route: 401/403/404/422/429 with `retry-after`, 403 with `x-ratelimit-remaining: 0`, 5xx.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import urllib.parse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DOCS = "https://docs.github.com/rest"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    server: str  # "api" or "storage"
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: Any = None  # JSON-able, or bytes sent as they are
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Fault:
+    """Answer the next `times` requests matching `method` and the `path` regex with `reply`."""
+
+    reply: Reply
+    path: str = ".*"
+    method: str | None = None
+    times: int = 1
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> Reply:
+    return Reply(status, {"message": message, "documentation_url": DOCS, **extra}, headers or {})
+
+
+def rate_limited_429(retry_after: str = "1") -> Reply:
+    return error(429, "You have exceeded a secondary rate limit. Please wait a few minutes before "
+                 "you try again.", {"retry-after": retry_after})
+
+
+def rate_limited_403(reset_epoch: int) -> Reply:
+    return error(403, "API rate limit exceeded for installation ID 1.",
+                 {"x-ratelimit-remaining": "0", "x-ratelimit-limit": "5000",
+                  "x-ratelimit-reset": str(reset_epoch)})
+
+
+def forbidden(accepted: str = "pull_requests=write") -> Reply:
+    return error(403, "Resource not accessible by integration",
+                 {"x-accepted-github-permissions": accepted})
+
+
+def server_error(status: int = 502) -> Reply:
+    return error(status, "Server Error")
+
+
+@dataclass
+class Run:
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class GitHubFake:
+    """Use as a context manager. `tokens` maps a token to the login it acts as; logins in
+    `integration_logins` are bots for which `GET /user` is refused (GITHUB_TOKEN, App tokens)."""
+
+    def __init__(self, owner: str = "octo", repo: str = "app") -> None:
+        self.owner, self.repo = owner, repo
+        self.tokens: dict[str, str] = {"ghs_fake_actions": "github-actions[bot]", "ghp_fake_user": "octocat"}
+        self.integration_logins = {"github-actions[bot]"}
+        self.default_branch = "main"
+        self.branches: dict[str, bool] = {"main": True}  # name -> protected
+        self.collaborators: dict[str, str] = {"octocat": "admin"}  # login -> role_name
+        self.workflows: dict[str, dict[str, Any]] = {}  # file name -> workflow (+ "dispatchable")
+        self.dispatches: list[dict[str, Any]] = []
+        self.runs: dict[int, Run] = {}
+        self.logs: dict[int, bytes] = {}
+        self.zips: dict[int, bytes] = {}
+        self.pulls: dict[int, dict[str, Any]] = {}
+        self.comments: dict[int, dict[str, Any]] = {}
+        self.reactions: list[tuple[int, str, str]] = []  # comment id, content, login
+        self.requests: list[Recorded] = []
+        self.failures: list[str] = []
+        self.faults: list[Fault] = []
+        self._ids = itertools.count(1001)
+        self._numbers = itertools.count(1)
+        self._lock = threading.Lock()
+        self._api = _Server(("127.0.0.1", 0), _handler(self, "api"))
+        self._storage = _Server(("127.0.0.1", 0), _handler(self, "storage"))
+        self._threads = [threading.Thread(target=s.serve_forever, args=(0.02,), daemon=True)
+                         for s in (self._api, self._storage)]
+        r = rf"/repos/{re.escape(owner)}/{re.escape(repo)}"
+        table: list[tuple[str, str, Callable[..., Reply]]] = [
+            ("GET", "/user", self._user),
+            ("POST", "/graphql", self._graphql),
+            ("GET", r, self._repo),
+            ("GET", rf"{r}/branches/(?P<name>.+)", self._branch),
+            ("GET", rf"{r}/actions/runs/(?P<run>\d+)", self._run),
+            ("GET", rf"{r}/actions/runs/(?P<run>\d+)/jobs", self._jobs),
+            ("GET", rf"{r}/actions/runs/(?P<run>\d+)/artifacts", self._artifacts),
+            ("GET", rf"{r}/actions/jobs/(?P<job>\d+)", self._job),
+            ("GET", rf"{r}/actions/jobs/(?P<job>\d+)/logs", self._job_logs),
+            ("GET", rf"{r}/actions/artifacts/(?P<art>\d+)/zip", self._artifact_zip),
+            ("GET", rf"{r}/actions/workflows/(?P<wf>[^/]+)", self._workflow),
+            ("POST", rf"{r}/actions/workflows/(?P<wf>[^/]+)/dispatches", self._dispatch),
+            ("GET", rf"{r}/pulls", self._list_pulls),
+            ("POST", rf"{r}/pulls", self._create_pull),
+            ("GET", rf"{r}/pulls/(?P<n>\d+)", self._get_pull),
+            ("PATCH", rf"{r}/pulls/(?P<n>\d+)", self._edit_pull),
+            ("GET", rf"{r}/issues/(?P<n>\d+)/comments", self._list_comments),
+            ("POST", rf"{r}/issues/(?P<n>\d+)/comments", self._create_comment),
+            ("GET", rf"{r}/issues/comments/(?P<c>\d+)", self._get_comment),
+            ("PATCH", rf"{r}/issues/comments/(?P<c>\d+)", self._edit_comment),
+            ("POST", rf"{r}/issues/comments/(?P<c>\d+)/reactions", self._react),
+            ("POST", rf"{r}/issues/(?P<n>\d+)/labels", self._add_labels),
+            ("DELETE", rf"{r}/issues/(?P<n>\d+)/labels/(?P<label>[^/]+)", self._remove_label),
+            ("GET", rf"{r}/collaborators/(?P<user>[^/]+)/permission", self._permission),
+        ]
+        self._routes = [(m, re.compile(p + r"\Z"), h) for m, p, h in table]
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return _url_of(self._api)
+
+    @property
+    def storage_url(self) -> str:
+        return _url_of(self._storage)
+
+    def __enter__(self) -> GitHubFake:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for server in (self._api, self._storage):
+            server.shutdown()
+            server.server_close()
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    # -- test setup helpers ------------------------------------------------------------------
+
+    def inject(self, reply: Reply, path: str = ".*", method: str | None = None, times: int = 1) -> None:
+        with self._lock:
+            self.faults.append(Fault(reply, path, method, times))
+
+    def add_run(self, run_id: int, jobs: list[tuple[str, str]],
+                artifacts: Sequence[tuple[str, bytes]] = (), expired: tuple[str, ...] = ()) -> list[int]:
+        """A completed run; jobs as (name, conclusion) with a log each; returns the job ids."""
+        run = Run()
+        for name, conclusion in jobs:
+            job_id = next(self._ids)
+            run.jobs.append(self._job_json(job_id, run_id, name, conclusion))
+            self.logs[job_id] = f"{name}: log line 1\n##[error]{name} failed\n".encode()
+        for name, data in artifacts:
+            art_id = next(self._ids)
+            self.zips[art_id] = data
+            run.artifacts.append(self._artifact_json(art_id, name, len(data), name in expired))
+        self.runs[run_id] = run
+        return [j["id"] for j in run.jobs]
+
+    def add_comment(self, number: int, body: str, author: str, bot: bool = False) -> int:
+        with self._lock:
+            comment_id: int = self._new_comment(number, body, author, "Bot" if bot else "User")["id"]
+            return comment_id
+
+    def add_workflow(self, file: str, dispatchable: bool = True) -> None:
+        self.workflows[file] = {"id": next(self._ids), "file": file, "dispatchable": dispatchable}
+
+    def requests_to(self, method: str, pattern: str) -> list[Recorded]:
+        return [r for r in self.requests if r.method == method and re.fullmatch(pattern, r.path)]
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    def handle(self, server: str, method: str, target: str, headers: dict[str, str],
+               body: Any) -> Reply:
+        parsed = urllib.parse.urlsplit(target)
+        query = dict(urllib.parse.parse_qsl(parsed.query))
+        path = urllib.parse.unquote(parsed.path)
+        with self._lock:
+            self.requests.append(Recorded(server, method, path, query, headers, body))
+            if server == "storage":
+                return self._serve_storage(path, query)
+            login = self._login(headers)
+            if login is None:
+                return error(401, "Bad credentials")
+            for fault in self.faults:
+                if fault.times > 0 and (fault.method in (None, method)) and re.search(fault.path, path):
+                    fault.times -= 1
+                    return fault.reply
+            for route_method, pattern, handler in self._routes:
+                match = pattern.match(path)
+                if match and route_method == method:
+                    try:
+                        return handler(login=login, query=query, body=body, **match.groupdict())
+                    except Exception as crash:  # a fake bug must fail the test, not hang it
+                        self.failures.append(f"fake crashed on {method} {target}: {crash!r}")
+                        return server_error(500)
+            self.failures.append(f"unexpected request {method} {target}")
+            return error(404, "Not Found")
+
+    def _login(self, headers: dict[str, str]) -> str | None:
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        return self.tokens.get(token) if scheme.lower() in {"token", "bearer"} else None
+
+    def _serve_storage(self, path: str, query: dict[str, str]) -> Reply:
+        match = re.fullmatch(r"/(logs|zips)/(\d+)", path)
+        store = {"logs": self.logs, "zips": self.zips}[match.group(1)] if match else {}
+        if not match or query.get("sig") != "short-lived" or int(match.group(2)) not in store:
+            self.failures.append(f"unexpected storage request {path}")
+            return Reply(403, b"AuthenticationFailed")
+        kind = "text/plain" if match.group(1) == "logs" else "application/zip"
+        return Reply(200, store[int(match.group(2))], {"content-type": kind})
+
+    # -- JSON shapes -------------------------------------------------------------------------
+
+    @property
+    def _repo_url(self) -> str:
+        return f"{self.base_url}/repos/{self.owner}/{self.repo}"
+
+    def _user_json(self, login: str, kind: str | None = None) -> dict[str, Any]:
+        kind = kind or ("Bot" if login.endswith("[bot]") else "User")
+        return {"login": login, "id": abs(hash(login)) % 10**8, "node_id": f"U_{login}", "type": kind,
+                "site_admin": False, "url": f"{self.base_url}/users/{login}",
+                "html_url": f"https://github.com/{login}"}
+
+    def _job_json(self, job_id: int, run_id: int, name: str, conclusion: str) -> dict[str, Any]:
+        return {"id": job_id, "run_id": run_id, "name": name, "status": "completed",
+                "conclusion": conclusion, "head_branch": "main", "head_sha": "a" * 40,
+                "url": f"{self._repo_url}/actions/jobs/{job_id}",
+                "html_url": f"https://github.com/{self.owner}/{self.repo}/actions/runs/{run_id}/job/{job_id}",
+                "run_url": f"{self._repo_url}/actions/runs/{run_id}", "steps": [],
+                "started_at": "2026-01-01T00:00:00Z", "completed_at": "2026-01-01T00:05:00Z"}
+
+    def _artifact_json(self, art_id: int, name: str, size: int, expired: bool) -> dict[str, Any]:
+        return {"id": art_id, "node_id": f"A_{art_id}", "name": name, "size_in_bytes": size,
+                "url": f"{self._repo_url}/actions/artifacts/{art_id}",
+                "archive_download_url": f"{self._repo_url}/actions/artifacts/{art_id}/zip",
+                "expired": expired, "created_at": "2026-01-01T00:00:00Z",
+                "expires_at": "2026-04-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
+
+    def _pull_json(self, pull: dict[str, Any]) -> dict[str, Any]:
+        n = pull["number"]
+
+        def ref(name: str) -> dict[str, Any]:
+            return {"label": f"{self.owner}:{name}", "ref": name, "sha": "b" * 40}
+        return {"id": 500 + n, "node_id": f"PR_{n}", "number": n, "state": pull["state"],
+                "title": pull["title"], "body": pull["body"], "draft": pull["draft"],
+                "url": f"{self._repo_url}/pulls/{n}", "issue_url": f"{self._repo_url}/issues/{n}",
+                "html_url": f"https://github.com/{self.owner}/{self.repo}/pull/{n}",
+                "head": ref(pull["head"]), "base": ref(pull["base"]), "user": self._user_json(pull["user"]),
+                "labels": [self._label_json(x) for x in pull["labels"]], "merged": False}
+
+    def _label_json(self, name: str) -> dict[str, Any]:
+        return {"id": abs(hash(name)) % 10**6, "node_id": f"L_{name}", "name": name, "color": "ededed",
+                "default": False, "description": None,
+                "url": f"{self._repo_url}/labels/{urllib.parse.quote(name)}"}
+
+    def _comment_json(self, c: dict[str, Any]) -> dict[str, Any]:
+        return {"id": c["id"], "node_id": f"IC_{c['id']}", "body": c["body"],
+                "user": self._user_json(c["user"], c["type"]),
+                "url": f"{self._repo_url}/issues/comments/{c['id']}",
+                "html_url": f"https://github.com/{self.owner}/{self.repo}/pull/{c['number']}#issuecomment-{c['id']}",
+                "issue_url": f"{self._repo_url}/issues/{c['number']}",
+                "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+                "author_association": "NONE"}
+
+    def _page(self, path: str, query: dict[str, str], items: list[Any],
+              wrap: str | None = None) -> Reply:
+        per_page = min(100, int(query.get("per_page", 30)))
+        page = max(1, int(query.get("page", 1)))
+        last = max(1, -(-len(items) // per_page))
+        chunk = items[(page - 1) * per_page: page * per_page]
+        links = []
+        for rel, number in (("next", page + 1), ("last", last)):
+            if page < last:
+                q = urllib.parse.urlencode({**query, "page": number, "per_page": per_page})
+                links.append(f'<{self.base_url}{path}?{q}>; rel="{rel}"')
+        headers = {"link": ", ".join(links)} if links else {}
+        body = {"total_count": len(items), wrap: chunk} if wrap else chunk
+        return Reply(200, body, headers)
+
+    # -- routes ------------------------------------------------------------------------------
+
+    def _user(self, login: str, **_: Any) -> Reply:
+        if login in self.integration_logins:
+            return error(403, "Resource not accessible by integration")
+        return Reply(200, self._user_json(login))
+
+    def _repo(self, **_: Any) -> Reply:
+        return Reply(200, {"id": 42, "node_id": "R_42", "name": self.repo,
+                           "full_name": f"{self.owner}/{self.repo}", "private": False,
+                           "owner": self._user_json(self.owner), "url": self._repo_url,
+                           "html_url": f"https://github.com/{self.owner}/{self.repo}",
+                           "default_branch": self.default_branch})
+
+    def _branch(self, name: str, **_: Any) -> Reply:
+        if name not in self.branches:
+            return error(404, "Branch not found")
+        return Reply(200, {"name": name, "protected": self.branches[name],
+                           "commit": {"sha": "c" * 40, "url": f"{self._repo_url}/commits/{'c' * 40}"},
+                           "protection_url": f"{self._repo_url}/branches/{name}/protection"})
+
+    def _run(self, run: str, **_: Any) -> Reply:
+        if int(run) not in self.runs:
+            return error(404, "Not Found")
+        url = f"{self._repo_url}/actions/runs/{run}"
+        return Reply(200, {"id": int(run), "name": "CI", "status": "completed", "conclusion": "failure",
+                           "head_branch": "main", "head_sha": "a" * 40, "event": "push", "url": url,
+                           "html_url": f"https://github.com/{self.owner}/{self.repo}/actions/runs/{run}",
+                           "jobs_url": f"{url}/jobs", "artifacts_url": f"{url}/artifacts",
+                           "logs_url": f"{url}/logs", "run_attempt": 1, "pull_requests": []})
+
+    def _jobs(self, run: str, query: dict[str, str], **_: Any) -> Reply:
+        jobs = self.runs[int(run)].jobs if int(run) in self.runs else []
+        return self._page(f"/repos/{self.owner}/{self.repo}/actions/runs/{run}/jobs", query, jobs, "jobs")
+
+    def _artifacts(self, run: str, query: dict[str, str], **_: Any) -> Reply:
+        arts = self.runs[int(run)].artifacts if int(run) in self.runs else []
+        return self._page(f"/repos/{self.owner}/{self.repo}/actions/runs/{run}/artifacts", query, arts,
+                          "artifacts")
+
+    def _find_job(self, job_id: int) -> dict[str, Any] | None:
+        return next((j for r in self.runs.values() for j in r.jobs if j["id"] == job_id), None)
+
+    def _job(self, job: str, **_: Any) -> Reply:
+        found = self._find_job(int(job))
+        return Reply(200, found) if found else error(404, "Not Found")
+
+    def _job_logs(self, job: str, **_: Any) -> Reply:
+        if int(job) not in self.logs:
+            return error(404, "Not Found")
+        return Reply(302, b"", {"location": f"{self.storage_url}/logs/{job}?sig=short-lived"})
+
+    def _artifact_zip(self, art: str, **_: Any) -> Reply:
+        if int(art) not in self.zips:
+            return error(404, "Not Found")
+        return Reply(302, b"", {"location": f"{self.storage_url}/zips/{art}?sig=short-lived"})
+
+    def _workflow(self, wf: str, **_: Any) -> Reply:
+        found = self._find_workflow(wf)
+        if found is None:
+            return error(404, "Not Found")
+        return Reply(200, {"id": found["id"], "node_id": f"W_{found['id']}", "name": found["file"],
+                           "path": f".github/workflows/{found['file']}", "state": "active",
+                           "url": f"{self._repo_url}/actions/workflows/{found['id']}",
+                           "html_url": f"https://github.com/{self.owner}/{self.repo}/actions",
+                           "badge_url": "", "created_at": "2026-01-01T00:00:00Z",
+                           "updated_at": "2026-01-01T00:00:00Z"})
+
+    def _find_workflow(self, wf: str) -> dict[str, Any] | None:
+        return next((w for w in self.workflows.values() if wf in (w["file"], str(w["id"]))), None)
+
+    def _dispatch(self, wf: str, body: Any, **_: Any) -> Reply:
+        found = self._find_workflow(wf)
+        if found is None:
+            return error(404, "Not Found")
+        if not isinstance(body, dict) or not isinstance(body.get("ref"), str):
+            return error(422, "Invalid request.\n\nFor 'properties/ref', nil is not a string.")
+        if not found["dispatchable"]:
+            return error(422, "Workflow does not have 'workflow_dispatch' trigger")
+        self.dispatches.append({"workflow": found["file"], **body})
+        return Reply(204, b"")
+
+    def _list_pulls(self, query: dict[str, str], **_: Any) -> Reply:
+        state, head = query.get("state", "open"), query.get("head")
+        pulls = [self._pull_json(p) for p in self.pulls.values()
+                 if (state == "all" or p["state"] == state)
+                 and (head is None or head == f"{self.owner}:{p['head']}")]
+        return self._page(f"/repos/{self.owner}/{self.repo}/pulls", query, pulls)
+
+    def _create_pull(self, login: str, body: Any, **_: Any) -> Reply:
+        head, base = body.get("head"), body.get("base")
+        if not body.get("title"):
+            return error(422, "Validation Failed", errors=[{"resource": "PullRequest", "field": "title",
+                                                            "code": "missing_field"}])
+        if head not in self.branches or base not in self.branches:
+            field_name = "head" if head not in self.branches else "base"
+            return error(422, "Validation Failed", errors=[{"resource": "PullRequest",
+                                                            "field": field_name, "code": "invalid"}])
+        if any(p["head"] == head and p["base"] == base and p["state"] == "open" for p in self.pulls.values()):
+            return error(422, "Validation Failed", errors=[{
+                "resource": "PullRequest", "code": "custom",
+                "message": f"A pull request already exists for {self.owner}:{head}."}])
+        number = next(self._numbers)
+        self.pulls[number] = {"number": number, "state": "open", "title": body["title"],
+                              "body": body.get("body"), "draft": bool(body.get("draft")),
+                              "head": head, "base": base, "user": login, "labels": []}
+        return Reply(201, self._pull_json(self.pulls[number]))
+
+    def _get_pull(self, n: str, **_: Any) -> Reply:
+        pull = self.pulls.get(int(n))
+        return Reply(200, self._pull_json(pull)) if pull else error(404, "Not Found")
+
+    def _edit_pull(self, n: str, body: Any, **_: Any) -> Reply:
+        pull = self.pulls.get(int(n))
+        if pull is None:
+            return error(404, "Not Found")
+        for key in ("title", "body", "state"):
+            if key in body:
+                pull[key] = body[key]
+        return Reply(200, self._pull_json(pull))
+
+    def _graphql(self, body: Any, **_: Any) -> Reply:
+        query = body.get("query", "") if isinstance(body, dict) else ""
+        node = ((body.get("variables") or {}).get("input") or {}).get("pullRequestId", "")
+        pull = self.pulls.get(int(node[3:])) if re.fullmatch(r"PR_\d+", str(node)) else None
+        name = next((m for m in ("convertPullRequestToDraft", "markPullRequestReadyForReview")
+                     if f"{m}(input" in query), None)
+        if name is None or pull is None:
+            self.failures.append(f"unexpected GraphQL request {query[:80]!r}")
+            return Reply(200, {"errors": [{"type": "NOT_FOUND", "message": "Could not resolve"}]})
+        pull["draft"] = name == "convertPullRequestToDraft"
+        return Reply(200, {"data": {name: {"clientMutationId": None,
+                                           "pullRequest": {"isDraft": pull["draft"]}}}})
+
+    def _new_comment(self, number: int, body: str, author: str, kind: str) -> dict[str, Any]:
+        comment: dict[str, Any] = {"id": next(self._ids), "number": number, "body": body,
+                                   "user": author, "type": kind}
+        self.comments[comment["id"]] = comment
+        return comment
+
+    def _list_comments(self, n: str, query: dict[str, str], **_: Any) -> Reply:
+        items = [self._comment_json(c) for c in self.comments.values() if c["number"] == int(n)]
+        return self._page(f"/repos/{self.owner}/{self.repo}/issues/{n}/comments", query, items)
+
+    def _create_comment(self, n: str, login: str, body: Any, **_: Any) -> Reply:
+        if int(n) not in self.pulls:
+            return error(404, "Not Found")
+        if not isinstance(body, dict) or not body.get("body"):
+            return error(422, "Validation Failed", errors=[{"resource": "IssueComment", "field": "body",
+                                                            "code": "missing_field"}])
+        kind = "Bot" if login.endswith("[bot]") else "User"
+        return Reply(201, self._comment_json(self._new_comment(int(n), body["body"], login, kind)))
+
+    def _get_comment(self, c: str, **_: Any) -> Reply:
+        comment = self.comments.get(int(c))
+        return Reply(200, self._comment_json(comment)) if comment else error(404, "Not Found")
+
+    def _edit_comment(self, c: str, login: str, body: Any, **_: Any) -> Reply:
+        comment = self.comments.get(int(c))
+        if comment is None:
+            return error(404, "Not Found")
+        if comment["user"] != login:  # only the author (or a maintainer) may edit it
+            return error(403, "Resource not accessible by integration")
+        comment["body"] = body["body"]
+        return Reply(200, self._comment_json(comment))
+
+    def _react(self, c: str, login: str, body: Any, **_: Any) -> Reply:
+        content = body.get("content") if isinstance(body, dict) else None
+        if int(c) not in self.comments:
+            return error(404, "Not Found")
+        if content not in {"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}:
+            return error(422, "Validation Failed", errors=[{"resource": "Reaction", "field": "content",
+                                                            "code": "invalid"}])
+        existed = (int(c), content, login) in self.reactions
+        if not existed:
+            self.reactions.append((int(c), content, login))
+        return Reply(200 if existed else 201, {"id": 7, "node_id": "RE_7", "content": content,
+                                               "user": self._user_json(login),
+                                               "created_at": "2026-01-01T00:00:00Z"})
+
+    def _add_labels(self, n: str, body: Any, **_: Any) -> Reply:
+        pull = self.pulls.get(int(n))
+        if pull is None:
+            return error(404, "Not Found")
+        # GitHub takes `{"labels": [...]}` or a bare array (PyGithub sends the array).
+        names = body.get("labels", []) if isinstance(body, dict) else body
+        if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+            return error(422, "Invalid request.\n\nFor 'links/0/schema', nil is not an array.")
+        for name in names:
+            if name not in pull["labels"]:
+                pull["labels"].append(name)
+        return Reply(200, [self._label_json(x) for x in pull["labels"]])
+
+    def _remove_label(self, n: str, label: str, **_: Any) -> Reply:
+        pull = self.pulls.get(int(n))
+        if pull is None or label not in pull["labels"]:
+            return error(404, "Label does not exist")
+        pull["labels"].remove(label)
+        return Reply(200, [self._label_json(x) for x in pull["labels"]])
+
+    def _permission(self, user: str, **_: Any) -> Reply:
+        if user not in self.collaborators and user not in self.tokens.values():
+            return error(404, f"{user} is not a user")
+        role = self.collaborators.get(user, "read")
+        legacy = {"maintain": "write", "triage": "read"}.get(role, role)
+        return Reply(200, {"permission": legacy, "role_name": role, "user": self._user_json(user)})
+
+
+def _url_of(server: ThreadingHTTPServer) -> str:
+    host, port = server.server_address[:2]
+    return f"http://{host!s}:{port}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that went away is not a test failure (see anthropic_fake)
+
+
+def _handler(fake: GitHubFake, server: str) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            reply = fake.handle(server, self.command, self.path, headers, body)
+            data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+            self.send_response(reply.status)
+            if not isinstance(reply.body, bytes):
+                self.send_header("content-type", "application/json; charset=utf-8")
+            self.send_header("content-length", str(len(data)))
+            for key, value in reply.headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+            except OSError:
+                self.close_connection = True
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
+
+    return Handler
