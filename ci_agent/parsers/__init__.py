@@ -156,9 +156,22 @@ def parse_stream(
 def parse_log(stream: BinaryIO, source: str, names: Iterable[str]) -> ParseResult:
     consumers = [(name, LOG_PARSERS[name].consumer(source)) for name in names]
     info = EnvelopeInfo()
-    for line in iter_log_lines(stream, info):
-        for _, consumer in consumers:
-            consumer.feed(line)
+    feeds = [consumer.feed for _, consumer in consumers]
+    lines = iter_log_lines(stream, info)
+    # Hot loop (millions of lines): bound methods, and no inner loop for the common one or two.
+    if len(feeds) == 1:
+        (feed,) = feeds
+        for line in lines:
+            feed(line)
+    elif len(feeds) == 2:
+        first, second = feeds
+        for line in lines:
+            first(line)
+            second(line)
+    else:
+        for line in lines:
+            for feed in feeds:
+                feed(line)
     results = [(name, consumer.finish()) for name, consumer in consumers]
     merged = merge_results(results)
     if info.truncated_lines:
