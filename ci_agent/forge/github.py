@@ -357,9 +357,10 @@ def _is_rate_limited(error: GithubException) -> bool:
 def _retryable(error: BaseException) -> bool:
     if isinstance(error, GithubException):
         return _is_rate_limited(error) or error.status >= 500
-    if isinstance(error, requests.Timeout):
+    if isinstance(error, requests.Timeout | TimeoutError):
         return True
-    return isinstance(error, requests.ConnectionError | ConnectionError)
+    # A storage URL lives about a minute; a retry asks the API for a fresh one.
+    return isinstance(error, requests.ConnectionError | ConnectionError | urllib.error.URLError)
 
 
 def _asked_wait(headers: Mapping[str, Any], now: float | None = None) -> float | None:

@@ -106,6 +106,7 @@ class GitHubFake:
         self.requests: list[Recorded] = []
         self.failures: list[str] = []
         self.faults: list[Fault] = []
+        self.expired_storage_links = 0  # the next N storage GETs answer 403 (link expired)
         self._ids = itertools.count(1001)
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
@@ -232,6 +233,9 @@ class GitHubFake:
     def _serve_storage(self, path: str, query: dict[str, str]) -> Reply:
         match = re.fullmatch(r"/(logs|zips)/(\d+)", path)
         store = {"logs": self.logs, "zips": self.zips}[match.group(1)] if match else {}
+        if self.expired_storage_links > 0:
+            self.expired_storage_links -= 1
+            return Reply(403, b"AuthenticationFailed: Signature not valid in the specified time frame")
         if not match or query.get("sig") != "short-lived" or int(match.group(2)) not in store:
             self.failures.append(f"unexpected storage request {path}")
             return Reply(403, b"AuthenticationFailed")

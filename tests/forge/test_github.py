@@ -90,6 +90,21 @@ def test_job_log_follows_the_redirect_without_our_token(fake: GitHubFake, tmp_pa
     assert "authorization" not in storage.headers  # the short-lived URL needs no token: never leak it
 
 
+def test_expired_storage_link_asks_the_api_again(fake: GitHubFake, tmp_path: Path) -> None:
+    (job_id,) = fake.add_run(7, [("build", "failure")])
+    fake.expired_storage_links = 1
+    log = make(fake).download_job_log(job_id, tmp_path)
+    assert log.text_path.read_bytes() == fake.logs[job_id]
+    assert len(fake.requests_to("GET", f"/repos/octo/app/actions/jobs/{job_id}/logs")) == 2
+
+
+def test_a_retried_listing_still_lists_everything(fake: GitHubFake) -> None:
+    fake.add_run(7, [(f"job{i}", "failure") for i in range(5)])
+    fake.inject(server_error(502), path="/jobs$", times=1)
+    jobs = make(fake, per_page=2).failed_jobs(7)
+    assert [j.name for j in jobs] == [f"job{i}" for i in range(5)]
+
+
 def test_job_log_is_capped(fake: GitHubFake, tmp_path: Path) -> None:
     (job_id,) = fake.add_run(7, [("build", "failure")])
     fake.logs[job_id] = b"x" * 5000
