@@ -45,6 +45,7 @@ from ci_agent.forge.base import (
     status_body,
 )
 from ci_agent.forge.download import UnsafeArchive, extract_zip, safe_name, stream_to_file
+from ci_agent.forge.github_http import StatusForgeError, asked_wait, is_rate_limited, sentence, status_of
 
 T = TypeVar("T")
 DEFAULT_BASE_URL = "https://api.github.com"
@@ -90,6 +91,7 @@ class GitHubForge:
         self._max_total_wait_s = max_total_wait_s
         self._sleep = sleep
         self.waits: list[float] = []  # every delay chosen between attempts, in order
+        self._tries = 0  # attempts made by the last call, for its error sentence
 
     # -- runs, logs, artifacts ---------------------------------------------------------------
 
@@ -172,7 +174,7 @@ class GitHubForge:
                                                                body=body, draft=draft)))
         except ForgeError as error:
             # Another job opened it between our search and our create: use theirs.
-            again = self.find_change_request(source) if _status_of(error) == 422 else None
+            again = self.find_change_request(source) if status_of(error) == 422 else None
             if again is None:
                 raise
             return again
@@ -226,7 +228,7 @@ class GitHubForge:
             self._call(f"remove label {label!r} from #{number}", "issues: write",
                        lambda: self._repo.get_issue(number).remove_from_labels(label))
         except ForgeError as error:
-            if _status_of(error) != 404:  # not there: already the state we want
+            if status_of(error) != 404:  # not there: already the state we want
                 raise
 
     def add_reaction(self, comment_id: int, reaction: str = "eyes") -> None:
@@ -246,7 +248,7 @@ class GitHubForge:
                 self._own_login = self._call("identify the token's user", "none",
                                              lambda: self._gh.get_user().login)
             except ForgeError as error:
-                if _status_of(error) not in {403, 404}:
+                if status_of(error) not in {403, 404}:
                     raise
                 self._own_login = ACTIONS_BOT
         return self._own_login
@@ -257,7 +259,7 @@ class GitHubForge:
             data = self._call(f"read the permission of {username!r}", "metadata: read",
                               lambda: self._gh.requester.requestJsonAndCheck("GET", url)[1])
         except ForgeError as error:
-            if _status_of(error) == 404:  # not a user, or not visible: no rights here
+            if status_of(error) == 404:  # not a user, or not visible: no rights here
                 return Permission.NONE
             raise
         # role_name knows maintain/triage; a custom role falls back to the legacy field.
@@ -270,7 +272,7 @@ class GitHubForge:
                        lambda: self._repo.get_workflow(workflow_file).create_dispatch(
                            ref, dict(inputs), throw=True))
         except ForgeError as error:
-            if _status_of(error) == 422 and "workflow_dispatch" in str(error):
+            if status_of(error) == 422 and "workflow_dispatch" in str(error):
                 return False
             raise
         return True
@@ -283,23 +285,26 @@ class GitHubForge:
             return self._call(f"read branch {branch!r}", "contents: read",
                               lambda: bool(self._repo.get_branch(branch).protected))
         except ForgeError as error:
-            if _status_of(error) == 404:  # a branch that does not exist yet protects nothing
+            if status_of(error) == 404:  # a branch that does not exist yet protects nothing
                 return False
             raise
 
     # -- retries and error sentences ---------------------------------------------------------
 
     def _call(self, what: str, needs: str, fn: Callable[[], T]) -> T:
+        self._tries = 0
         retrying = Retrying(retry=retry_if_exception(_retryable), wait=self._wait, stop=self._stop,
                             sleep=self._record_and_sleep, reraise=True)
         try:
             return retrying(fn)
         except GithubException as error:
-            raise _StatusForgeError(error.status, _sentence(error, what, needs, self._attempts)) from error
+            raise StatusForgeError(error.status, sentence(
+                error.status, error.headers or {}, error.data, what, needs, self._tries,
+                rate_limited=_is_rate_limited(error))) from error
         except (requests.ConnectionError, requests.Timeout, urllib.error.URLError, ConnectionError,
                 TimeoutError) as error:
             raise ForgeError(f"Could not reach GitHub at {self._base_url} to {what} after "
-                             f"{self._attempts} attempts ({error.__class__.__name__}).") from error
+                             f"{self._tries} attempts ({error.__class__.__name__}).") from error
 
     def _record_and_sleep(self, seconds: float) -> None:
         self.waits.append(seconds)
@@ -308,13 +313,14 @@ class GitHubForge:
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
         if isinstance(error, GithubException):
-            asked = _asked_wait(error.headers or {})
+            asked = asked_wait(error.headers or {})
             if asked is not None:
                 return asked
         base = min(30.0, 2.0 ** (state.attempt_number - 1))
         return base * (0.75 + 0.25 * random.random())
 
     def _stop(self, state: RetryCallState) -> bool:
+        self._tries = state.attempt_number
         if state.attempt_number >= self._attempts:
             return True
         return state.idle_for + state.upcoming_sleep > self._max_total_wait_s
@@ -333,25 +339,9 @@ class _Stream:
         self._response.close()
 
 
-class _StatusForgeError(ForgeError):
-    """A ForgeError that remembers the HTTP status, for the few callers that expect one."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def _status_of(error: ForgeError) -> int | None:
-    return error.status if isinstance(error, _StatusForgeError) else None
-
-
 def _is_rate_limited(error: GithubException) -> bool:
-    headers = error.headers or {}
-    if error.status == 429:
-        return True
-    return error.status == 403 and (
-        headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
-        or isinstance(error, github.RateLimitExceededException))
+    return is_rate_limited(error.status, error.headers or {},
+                           isinstance(error, github.RateLimitExceededException))
 
 
 def _retryable(error: BaseException) -> bool:
@@ -361,63 +351,6 @@ def _retryable(error: BaseException) -> bool:
         return True
     # A storage URL lives about a minute; a retry asks the API for a fresh one.
     return isinstance(error, requests.ConnectionError | ConnectionError | urllib.error.URLError)
-
-
-def _asked_wait(headers: Mapping[str, Any], now: float | None = None) -> float | None:
-    """`retry-after` seconds, else the time until `x-ratelimit-reset` when the quota is spent."""
-    try:
-        if "retry-after" in headers:
-            return max(0.0, float(headers["retry-after"]))
-        if str(headers.get("x-ratelimit-remaining")) == "0" and "x-ratelimit-reset" in headers:
-            reset = float(headers["x-ratelimit-reset"])
-            return max(0.0, reset - (time.time() if now is None else now)) + 1.0
-    except ValueError:
-        return None
-    return None
-
-
-def _message(error: GithubException) -> str:
-    data = error.data if isinstance(error.data, dict) else {}
-    message = str(data.get("message") or "").strip().rstrip(".")
-    details = [str(e.get("message") or e.get("code") or "") if isinstance(e, dict) else str(e)
-               for e in data.get("errors") or []]
-    details = [d for d in details if d]
-    return f"{message}: {'; '.join(details)}" if details else message
-
-
-def _accepted_permissions(headers: Mapping[str, Any]) -> str:
-    """`x-accepted-github-permissions: pull_requests=write; issues=write` as YAML-ish words."""
-    raw = str(headers.get("x-accepted-github-permissions") or "")
-    sets = [", ".join(p.strip().replace("_", "-").replace("=", ": ") for p in group.split(","))
-            for group in raw.split(";") if group.strip()]
-    return " or ".join(s for s in sets if s)
-
-
-def _sentence(error: GithubException, what: str, needs: str, attempts: int) -> str:
-    status = error.status
-    headers = error.headers or {}
-    message = _message(error)
-    said = f" ({status} {message})" if message else f" ({status})"
-    if status == 401:
-        return (f"GitHub rejected the token{said} while trying to {what}; check the token input "
-                "(GITHUB_TOKEN, a GitHub App token or a PAT) and that it has not expired.")
-    if _is_rate_limited(error):
-        reset = headers.get("x-ratelimit-reset")
-        when = (f"; the limit resets at {time.strftime('%H:%M:%S UTC', time.gmtime(float(reset)))}"
-                if reset and str(reset).isdigit() else "")
-        return f"GitHub kept rate-limiting us{said} after {attempts} attempts to {what}{when}."
-    if status == 403:
-        wanted = _accepted_permissions(headers) or needs
-        return (f"The token is not allowed to {what}{said}; grant `{wanted}` in the workflow's "
-                "`permissions:` (or to the GitHub App / token).")
-    if status == 404:
-        return (f"GitHub found nothing to {what}{said}; check the repository name and that the "
-                "token can see it.")
-    if status == 422:
-        return f"GitHub refused to {what}{said}."
-    if status >= 500:
-        return f"GitHub kept failing{said} after {attempts} attempts to {what}; try again later."
-    return f"GitHub refused to {what}{said}."
 
 
 def _change_request(pull: PullRequest) -> ChangeRequest:

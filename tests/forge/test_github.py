@@ -20,6 +20,7 @@ import pytest
 from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.forge.base import Forge, Limits, Permission, parse_marker, render_marker
 from ci_agent.forge.github import ACTIONS_BOT, GitHubForge
+from ci_agent.forge.github_http import asked_wait, sentence
 from tests.fakes.github_fake import (
     GitHubFake,
     Reply,
@@ -354,7 +355,7 @@ def test_rate_limit_reset_beyond_the_budget_stops_at_once(fake: GitHubFake) -> N
     waits: list[float] = []
     reset = int(time.time()) + 3600
     fake.inject(rate_limited_403(reset), path="/branches/", times=5)
-    with pytest.raises(ForgeError, match=r"rate-limiting us.*resets at") as caught:
+    with pytest.raises(ForgeError, match=r"rate-limiting us.*after 1 attempts.*resets at") as caught:
         make(fake, sleep=waits.append, max_total_wait_s=60).protected("main")
     assert waits == [] and caught.value.exit_code is ExitCode.EXTERNAL_SERVICE
     assert time.strftime("%H:%M:%S", time.gmtime(reset)) in str(caught.value)
@@ -378,3 +379,14 @@ def test_unreachable_github(tmp_path: Path) -> None:
                         sleep=lambda s: None)
     with pytest.raises(ForgeError, match=r"Could not reach GitHub .* after 2 attempts"):
         forge.default_branch()
+
+
+def test_github_http_conventions() -> None:
+    assert asked_wait({"retry-after": "7"}) == 7.0
+    assert asked_wait({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000"}, now=990.0) == 11.0
+    assert asked_wait({"x-ratelimit-remaining": "12", "x-ratelimit-reset": "1000"}, now=990.0) is None
+    assert asked_wait({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None  # GitHub sends seconds
+    text = sentence(403, {"x-accepted-github-permissions": "repository_projects=write; "
+                          "organization_projects=admin"}, {"message": "Forbidden"}, "list",
+                    "contents: read", 1, rate_limited=False)
+    assert "`repository-projects: write or organization-projects: admin`" in text
