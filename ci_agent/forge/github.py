@@ -108,7 +108,7 @@ class GitHubForge:
         def fetch() -> JobLog:
             job = self._repo.get_workflow_job(job_id)
             path = dest / f"{job_id}-{safe_name(job.name, 'job')}.log"
-            with self._storage(job.logs_url()) as chunks:
+            with self._storage(_location(job.logs_url)) as chunks:
                 truncated = stream_to_file(chunks, path, self._limits.max_log_bytes)
             return JobLog(job_id, job.name, path, truncated)
         return self._call(f"download the log of job {job_id}", "actions: read", fetch)
@@ -136,8 +136,8 @@ class GitHubForge:
             zip_path = Path(tmp) / "artifact.zip"
 
             def fetch() -> bool:
-                headers, _ = self._gh.requester.requestBlobAndCheck("GET", url)
-                with self._storage(headers["location"]) as chunks:
+                with self._storage(_location(
+                        lambda: self._gh.requester.requestBlobAndCheck("GET", url)[0]["location"])) as chunks:
                     return stream_to_file(chunks, zip_path, self._limits.max_archive_bytes)
             if self._call(f"download artifact {name!r}", "actions: read", fetch):
                 return Artifact(name, None, f"the zip is larger than {self._limits.max_archive_bytes} bytes")
@@ -337,6 +337,15 @@ class _Stream:
 
     def __exit__(self, *exc: object) -> None:
         self._response.close()
+
+
+def _location(redirect: Callable[[], str]) -> str:
+    """The storage URL of a download redirect; GitHub always sends one, a proxy might not."""
+    try:
+        return redirect()
+    except KeyError as error:
+        raise ForgeError("GitHub answered a download request without the expected redirect "
+                         "(no Location header).") from error
 
 
 def _is_rate_limited(error: GithubException) -> bool:

@@ -106,6 +106,13 @@ def test_a_retried_listing_still_lists_everything(fake: GitHubFake) -> None:
     assert [j.name for j in jobs] == [f"job{i}" for i in range(5)]
 
 
+def test_a_download_without_redirect_is_a_clear_error(fake: GitHubFake, tmp_path: Path) -> None:
+    (job_id,) = fake.add_run(7, [("build", "failure")])
+    fake.inject(Reply(200, {}), path="/logs$")
+    with pytest.raises(ForgeError, match="no Location header"):
+        make(fake).download_job_log(job_id, tmp_path)
+
+
 def test_job_log_is_capped(fake: GitHubFake, tmp_path: Path) -> None:
     (job_id,) = fake.add_run(7, [("build", "failure")])
     fake.logs[job_id] = b"x" * 5000
