@@ -132,6 +132,7 @@ class GitHubFake:
             ("POST", rf"{r}/pulls", self._create_pull),
             ("GET", rf"{r}/pulls/(?P<n>\d+)", self._get_pull),
             ("PATCH", rf"{r}/pulls/(?P<n>\d+)", self._edit_pull),
+            ("GET", rf"{r}/issues/(?P<n>\d+)", self._get_issue),
             ("GET", rf"{r}/issues/(?P<n>\d+)/comments", self._list_comments),
             ("POST", rf"{r}/issues/(?P<n>\d+)/comments", self._create_comment),
             ("GET", rf"{r}/issues/comments/(?P<c>\d+)", self._get_comment),
@@ -421,6 +422,16 @@ class GitHubFake:
     def _get_pull(self, n: str, **_: Any) -> Reply:
         pull = self.pulls.get(int(n))
         return Reply(200, self._pull_json(pull)) if pull else error(404, "Not Found")
+
+    def _get_issue(self, n: str, **_: Any) -> Reply:
+        """A pull request seen as an issue (GitHub numbers both alike)."""
+        pull = self.pulls.get(int(n))
+        if pull is None:
+            return error(404, "Not Found")
+        shape = self._pull_json(pull)
+        keys = ("id", "node_id", "number", "state", "title", "body", "user", "labels", "html_url")
+        return Reply(200, {**{k: shape[k] for k in keys}, "url": shape["issue_url"],
+                           "pull_request": {"url": shape["url"], "html_url": shape["html_url"]}})
 
     def _edit_pull(self, n: str, body: Any, **_: Any) -> Reply:
         pull = self.pulls.get(int(n))

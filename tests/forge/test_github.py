@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from github import Auth, Github
 
 from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.forge.base import Forge, Limits, Permission, parse_marker, render_marker
@@ -397,3 +398,11 @@ def test_github_http_conventions() -> None:
                           "organization_projects=admin"}, {"message": "Forbidden"}, "list",
                     "contents: read", 1, rate_limited=False)
     assert "`repository-projects: write or organization-projects: admin`" in text
+
+
+def test_fake_serves_a_pull_request_as_an_issue(fake: GitHubFake) -> None:
+    """Older PyGithub fetched the issue before listing its comments; GitHub answers that too."""
+    number = make(fake).open_change_request(FIX, "main", "Fix", "b").number
+    client = Github(base_url=fake.base_url, auth=Auth.Token(ACTIONS_TOKEN), seconds_between_requests=None)
+    issue = client.get_repo("octo/app").get_issue(number)
+    assert (issue.title, issue.pull_request is not None) == ("Fix", True)
