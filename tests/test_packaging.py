@@ -62,3 +62,34 @@ def test_wheel_ships_the_templates_and_the_report_schema(tmp_path: object) -> No
         assert f"ci_agent/templates/{name}" in names
     assert "ci_agent/schemas/report-v1.json" in names
     assert "ci_agent/py.typed" in names
+
+
+def _dockerfile_arg_default(name: str) -> str:
+    import re
+
+    match = re.search(rf"^ARG {name}=(\S+)$", (REPO_ROOT / "Dockerfile").read_text(), re.MULTILINE)
+    assert match is not None, f"the Dockerfile has no `ARG {name}=<default>`"
+    return match.group(1)
+
+
+def test_image_version_label_is_the_package_version() -> None:
+    """The image labels itself with this default; tests/image/ checks the built image's label."""
+    import tomllib
+
+    version = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert _dockerfile_arg_default("CI_AGENT_VERSION") == version
+
+
+def test_image_base_is_a_python_the_package_supports() -> None:
+    """The published base stays the default of BASE_IMAGE (the tests override it locally), and
+    its Python satisfies requires-python."""
+    import re
+    import tomllib
+
+    base = _dockerfile_arg_default("BASE_IMAGE")
+    match = re.fullmatch(r"python:(\d+)\.(\d+)-slim(?:-\w+)?", base)
+    assert match is not None, base
+    requires = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    minimum = re.fullmatch(r">=(\d+)\.(\d+)", requires)
+    assert minimum is not None, requires
+    assert (int(match[1]), int(match[2])) >= (int(minimum[1]), int(minimum[2]))
