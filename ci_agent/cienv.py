@@ -1,0 +1,287 @@
+"""Which CI we are in, and what it asks of us: GitHub Actions inputs, context and event payload.
+
+`action_inputs(env)` is the single place the action's `INPUT_*` variables are read (the runner
+passes input `build_logs` as `INPUT_BUILD_LOGS`). `github_context(env)` reads the `GITHUB_*`
+variables and the event payload; `trigger(ctx)` says what failed, where, and whether we may touch
+it at all (a fork's code is never checked out or run with our secrets, a `ci-agent/*` branch never
+starts a new cycle).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ci_agent.errors import UsageError
+
+MODES = ("pr", "push", "propose")
+DEFAULT_RESULTS = "**/*.trx"
+DEFAULT_CONFIG = ".ci-agent.yml"
+INPUT_NAMES = ("anthropic_api_key", "github_token", "build_logs", "test_results", "verify", "mode",
+               "max_attempts", "model", "config", "ci_workflow", "draft", "dry_run")
+# Secret inputs: masked in the log before anything else is printed.
+SECRET_INPUTS = ("anthropic_api_key", "github_token")
+FIX_BRANCH_PREFIX = "ci-agent/fix/"
+_MAX_EVENT_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
+# The YAML 1.2 core booleans, as `core.getBooleanInput` of the Actions toolkit accepts them.
+_TRUE = ("true", "True", "TRUE")
+_FALSE = ("false", "False", "FALSE")
+
+
+@dataclass(frozen=True)
+class ActionInputs:
+    anthropic_api_key: str = ""
+    github_token: str = ""
+    build_logs: tuple[str, ...] = ()
+    test_results: tuple[str, ...] = (DEFAULT_RESULTS,)
+    verify: str = ""
+    mode: str = "pr"
+    max_attempts: int = 3
+    model: str = ""
+    config: str = DEFAULT_CONFIG
+    ci_workflow: str = ""
+    draft: bool = True
+    dry_run: bool = False
+
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(v for v in (self.anthropic_api_key, self.github_token) if v)
+
+
+def input_env_name(name: str) -> str:
+    """The variable the runner sets for input `name` (spaces become `_`, then upper case)."""
+    return "INPUT_" + name.replace(" ", "_").upper()
+
+
+def _raw(env: Mapping[str, str], name: str) -> str:
+    return env.get(input_env_name(name), "").strip()
+
+
+def split_list(text: str) -> tuple[str, ...]:
+    """A list input: one item per line or comma-separated; blanks dropped, order kept."""
+    items = (part.strip() for line in text.splitlines() for part in line.split(","))
+    return tuple(dict.fromkeys(item for item in items if item))
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    text = _raw(env, name)
+    if not text:
+        return default
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise UsageError(f"input {name} must be true or false, not {text[:40]!r}")
+
+
+def action_inputs(env: Mapping[str, str]) -> ActionInputs:
+    """Every action input, validated; an empty input takes its default (as the runner passes
+    inputs the workflow left out as empty strings)."""
+    key = _raw(env, "anthropic_api_key")
+    mode = _raw(env, "mode") or "pr"
+    if mode not in MODES:
+        raise UsageError(f"input mode must be one of {', '.join(MODES)}, not {mode[:40]!r}")
+    attempts_text = _raw(env, "max_attempts") or "3"
+    try:
+        max_attempts = int(attempts_text)
+    except ValueError:
+        max_attempts = 0
+    if not 1 <= max_attempts <= 10:
+        raise UsageError("input max_attempts must be a whole number from 1 to 10, "
+                         f"not {attempts_text[:40]!r}")
+    return ActionInputs(
+        anthropic_api_key=key,
+        github_token=_raw(env, "github_token"),
+        build_logs=split_list(env.get(input_env_name("build_logs"), "")),
+        test_results=split_list(env.get(input_env_name("test_results"), "")) or (DEFAULT_RESULTS,),
+        verify=_raw(env, "verify"),
+        mode=mode,
+        max_attempts=max_attempts,
+        model=_raw(env, "model"),
+        config=_raw(env, "config") or DEFAULT_CONFIG,
+        ci_workflow=_raw(env, "ci_workflow"),
+        draft=_bool(env, "draft", True),
+        dry_run=_bool(env, "dry_run", False),
+    )
+
+
+def is_actions_token(token: str, env: Mapping[str, str]) -> bool:
+    """The workflow's own GITHUB_TOKEN (its pushes start no workflow run). A heuristic: it is the
+    value the runner exposes as GITHUB_TOKEN, or has the installation-token prefix `ghs_`
+    (GITHUB_TOKEN is one; an App installation token also is, and starts runs: we err towards
+    dispatching, which is harmless when the push has already started CI)."""
+    return bool(token) and (token == env.get("GITHUB_TOKEN", "") or token.startswith("ghs_"))
+
+
+# --- the GitHub context ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GitHubContext:
+    event_name: str
+    repository: str
+    ref_name: str = ""
+    head_ref: str = ""
+    sha: str = ""
+    run_id: str = ""
+    run_attempt: str = "1"
+    workspace: Path = Path(".")
+    api_url: str = "https://api.github.com"
+    server_url: str = "https://github.com"
+    output_path: str = ""
+    summary_path: str = ""
+    actor: str = ""
+    triggering_actor: str = ""
+    event: Mapping[str, Any] = field(default_factory=dict)
+
+
+def in_github_actions(env: Mapping[str, str]) -> bool:
+    return env.get("GITHUB_ACTIONS") == "true" or bool(env.get("GITHUB_EVENT_NAME"))
+
+
+def load_event(path: str) -> dict[str, Any]:
+    """The event payload; `{}` when there is none (a local try-out). A payload that is not a JSON
+    object is a usage error: every decision after this depends on it."""
+    if not path:
+        return {}
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_EVENT_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read the event payload GITHUB_EVENT_PATH={path}: "
+                         f"{exc.strerror or exc}") from exc
+    if len(data) > _MAX_EVENT_BYTES:
+        raise UsageError(f"the event payload {path} is larger than {_MAX_EVENT_BYTES} bytes")
+    try:
+        value = json.loads(data.decode("utf-8", "replace"))
+    except ValueError as exc:
+        raise UsageError(f"the event payload {path} is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise UsageError(f"the event payload {path} is not a JSON object")
+    return value
+
+
+def github_context(env: Mapping[str, str]) -> GitHubContext:
+    repository = env.get("GITHUB_REPOSITORY", "")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+        raise UsageError(f"GITHUB_REPOSITORY must be owner/name, not {repository[:80]!r}; is this "
+                         "running in GitHub Actions?")
+    return GitHubContext(
+        event_name=env.get("GITHUB_EVENT_NAME", ""),
+        repository=repository,
+        ref_name=env.get("GITHUB_REF_NAME", ""),
+        head_ref=env.get("GITHUB_HEAD_REF", ""),
+        sha=env.get("GITHUB_SHA", ""),
+        run_id=env.get("GITHUB_RUN_ID", ""),
+        run_attempt=env.get("GITHUB_RUN_ATTEMPT", "") or "1",
+        workspace=Path(env.get("GITHUB_WORKSPACE", "") or "."),
+        api_url=env.get("GITHUB_API_URL", "") or "https://api.github.com",
+        server_url=env.get("GITHUB_SERVER_URL", "") or "https://github.com",
+        output_path=env.get("GITHUB_OUTPUT", ""),
+        summary_path=env.get("GITHUB_STEP_SUMMARY", ""),
+        actor=env.get("GITHUB_ACTOR", ""),
+        triggering_actor=env.get("GITHUB_TRIGGERING_ACTOR", "") or env.get("GITHUB_ACTOR", ""),
+        event=load_event(env.get("GITHUB_EVENT_PATH", "")),
+    )
+
+
+# --- what triggered us ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Trigger:
+    """What failed and where. `refused`/`skipped` carry the sentence to show; when either is set
+    nothing may be checked out, fetched or sent anywhere."""
+
+    kind: str  # "inline" | "workflow_run"
+    branch: str  # the branch whose CI ran (a source branch, or one of our fix branches)
+    sha: str
+    run_id: str
+    run_attempt: str
+    conclusion: str  # "failure", "success", ... ("failure" inline: we run after a failed step)
+    pr_number: int | None = None  # the source pull request, when there is one
+    actor: str = ""
+    fork: bool = False
+    refused: str = ""
+    skipped: str = ""
+
+    @property
+    def on_fix_branch(self) -> bool:
+        return self.branch.startswith(FIX_BRANCH_PREFIX)
+
+    @property
+    def failed(self) -> bool:
+        return self.conclusion in {"failure", "timed_out", "startup_failure"}
+
+
+def _get(data: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else str(value) if isinstance(value, int) else ""
+
+
+def _login(value: Any) -> str:
+    return _text(_get(value, "login"))
+
+
+FORK_REFUSAL = ("this run comes from a fork ({fork}); ci-agent never checks out or runs a fork's "
+                "code with this repository's secrets, so it did nothing. A maintainer can push the "
+                "branch to this repository to have it fixed.")
+
+
+def trigger(ctx: GitHubContext) -> Trigger:
+    if ctx.event_name == "workflow_run":
+        return _workflow_run(ctx)
+    return _inline(ctx)
+
+
+def _inline(ctx: GitHubContext) -> Trigger:
+    pull = _get(ctx.event, "pull_request")
+    branch = ctx.head_ref or ctx.ref_name
+    number = _get(pull, "number")
+    head_repo = _text(_get(pull, "head", "repo", "full_name"))
+    fork = bool(pull) and bool(head_repo) and head_repo.lower() != ctx.repository.lower()
+    found = Trigger("inline", branch, ctx.sha, ctx.run_id, ctx.run_attempt, "failure",
+                    number if isinstance(number, int) else None, ctx.triggering_actor or ctx.actor, fork)
+    return _judge(found, head_repo)
+
+
+def _workflow_run(ctx: GitHubContext) -> Trigger:
+    run = _get(ctx.event, "workflow_run")
+    if not isinstance(run, Mapping):
+        raise UsageError("the workflow_run event payload has no workflow_run object")
+    repo = _text(_get(ctx.event, "repository", "full_name")) or ctx.repository
+    head_repo = _text(_get(run, "head_repository", "full_name"))
+    pulls = [p for p in run.get("pull_requests") or [] if isinstance(p, Mapping)]
+    # GitHub lists no pull requests for a fork's run; the head repository is the sure sign.
+    fork = bool(head_repo) and head_repo.lower() != repo.lower()
+    number = _get(pulls[0], "number") if pulls else None
+    actor = _login(run.get("triggering_actor")) or _login(run.get("actor")) or ctx.triggering_actor
+    found = Trigger("workflow_run", _text(run.get("head_branch")), _text(run.get("head_sha")),
+                    _text(run.get("id")), _text(run.get("run_attempt")) or "1",
+                    _text(run.get("conclusion")), number if isinstance(number, int) else None,
+                    actor, fork)
+    return _judge(found, head_repo)
+
+
+def _judge(found: Trigger, head_repo: str) -> Trigger:
+    if found.fork:
+        return replace(found, refused=FORK_REFUSAL.format(fork=head_repo))
+    if not found.branch:
+        return replace(found, skipped="no branch is named for this run (a tag or a detached "
+                       "checkout?); there is nothing to open a fix against")
+    if found.branch.startswith("ci-agent/") and not found.on_fix_branch:
+        return replace(found, skipped=f"{found.branch} is a ci-agent branch; ci-agent never fixes "
+                       "its own branches")
+    if found.kind == "workflow_run" and not found.failed and not found.on_fix_branch:
+        return replace(found, skipped=f"the run concluded {found.conclusion or 'without a conclusion'}"
+                       "; there is nothing to fix")
+    return found
+

@@ -1,0 +1,197 @@
+"""Durable budget state of a fix branch on a forge (DESIGN.md §4.3), read fresh on every run.
+
+Two sources, both outside the runner:
+- the REMOTE fix branch (fetched from `origin`): every published attempt is a commit with
+  `CI-Agent-*` trailers (`ci_agent.state` writes them); the first commit without them, walking back
+  from the tip, is a human commit and starts a new count;
+- the hidden marker of our status comment (`ForgeState`): what CI said about each attempt (keyed
+  by the attempt's id, its `CI-Agent-Run` trailer), the CI runs already handled (keyed by run id,
+  so a rerun of the same run never counts twice), green-run resets, and whether the escalation
+  comment was posted.
+
+In PR mode an attempt is committed `pending`; the NEXT CI run on the fix branch decides it:
+`observe_run` turns that run into a passed or failed result (pure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ci_agent import git, state
+from ci_agent.budget import AttemptRecord, AttemptResult, Event, Reset, ResetReason
+
+STATE_VERSION = 1
+REMOTE_PREFIX = "refs/ci-agent/remote/"
+_MAX_RUNS = 200  # handled run ids kept in the marker; far more than one branch ever sees
+
+
+@dataclass(frozen=True)
+class ForgeState:
+    """The JSON kept in the status comment's marker."""
+
+    fix_branch: str = ""
+    source_branch: str = ""
+    results: Mapping[str, str] = field(default_factory=dict)  # attempt id -> failed|passed
+    after: Mapping[str, str] = field(default_factory=dict)  # attempt id -> fingerprint CI showed
+    runs: Mapping[str, str] = field(default_factory=dict)  # CI run id -> verdict we took
+    resets: tuple[tuple[str, str], ...] = ()  # (reason, head sha) of green runs and retries
+    escalated: bool = False
+    escalation_posted: bool = False
+    fixed: str = ""  # the commit CI went green on
+    tokens: int = 0  # total tokens spent on this fix branch
+
+    def to_json(self) -> dict[str, Any]:
+        return {"v": STATE_VERSION, "fix_branch": self.fix_branch, "source_branch": self.source_branch,
+                "results": dict(self.results), "after": dict(self.after), "runs": dict(self.runs),
+                "resets": [list(r) for r in self.resets], "escalated": self.escalated,
+                "escalation_posted": self.escalation_posted, "fixed": self.fixed, "tokens": self.tokens}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> ForgeState:
+        """Lenient: a hand-edited or foreign marker loses only the fields it broke."""
+        if not isinstance(data, Mapping) or data.get("v") != STATE_VERSION:
+            return cls()
+
+        def strings(name: str) -> dict[str, str]:
+            value = data.get(name)
+            if not isinstance(value, Mapping):
+                return {}
+            return {str(k): v for k, v in value.items() if isinstance(v, str)}
+
+        resets = tuple((r[0], r[1]) for r in data.get("resets") or []
+                       if isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r))
+        tokens = data.get("tokens")
+        return cls(fix_branch=str(data.get("fix_branch") or ""),
+                   source_branch=str(data.get("source_branch") or ""),
+                   results=strings("results"), after=strings("after"), runs=strings("runs"),
+                   resets=resets, escalated=data.get("escalated") is True,
+                   escalation_posted=data.get("escalation_posted") is True,
+                   fixed=str(data.get("fixed") or ""),
+                   tokens=tokens if isinstance(tokens, int) and tokens >= 0 else 0)
+
+    def with_run(self, run_id: str, verdict: str) -> ForgeState:
+        runs = dict(self.runs)
+        runs[run_id] = verdict
+        while len(runs) > _MAX_RUNS:
+            runs.pop(next(iter(runs)))
+        return replace(self, runs=runs)
+
+
+# --- the remote fix branch ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ChainLink:
+    sha: str
+    attempt: AttemptRecord | None  # None: a human commit (the walk stops there)
+
+    @property
+    def key(self) -> str:
+        return (self.attempt.run if self.attempt else "") or self.sha
+
+
+def remote_ref(fix_branch: str) -> str:
+    return REMOTE_PREFIX + fix_branch
+
+
+def fetch_fix_branch(repo: Path, fix_branch: str, remote: str = "origin") -> str | None:
+    """The fix branch's tip on `remote`, fetched into `refs/ci-agent/remote/<branch>`; None (and the
+    local copy dropped) when the remote has no such branch."""
+    listed = git.git_ok(repo, ["ls-remote", remote, "refs/heads/" + fix_branch], timeout=120)
+    local = remote_ref(fix_branch)
+    if not listed.strip():
+        if state.rev(repo, local) is not None:
+            git.git(repo, ["update-ref", "-d", local])
+        return None
+    git.git_ok(repo, ["fetch", "--quiet", "--no-tags", remote,
+                      f"+refs/heads/{fix_branch}:{local}"], timeout=300)
+    return state.rev(repo, local)
+
+
+def read_chain(repo: Path, tip: str | None) -> list[ChainLink]:
+    """Our attempt commits from `tip` back to the first human commit (included), oldest first."""
+    if tip is None:
+        return []
+    links: list[ChainLink] = []
+    for sha, trailers in state._log(repo, ["--first-parent", tip]):
+        attempt = state._attempt(trailers, AttemptResult.PENDING) if "ci-agent-attempt" in trailers else None
+        links.append(ChainLink(sha, attempt))
+        if attempt is None:
+            break
+    links.reverse()
+    return links
+
+
+def events(chain: list[ChainLink], marker: ForgeState) -> list[Event]:
+    """Budget events, oldest first: each attempt with CI's verdict from the marker (pending when CI
+    has not spoken), the human commit the walk stopped at as a reset, and recorded resets after
+    the commit they were seen on."""
+    found: list[Event] = []
+    for link in chain:
+        if link.attempt is None:
+            found.append(Reset(ResetReason.HUMAN_COMMIT))
+        else:
+            record = replace(link.attempt, run=link.key)
+            verdict = marker.results.get(link.key)
+            if verdict in (AttemptResult.FAILED.value, AttemptResult.PASSED.value):
+                record = replace(record, result=AttemptResult(verdict), after=marker.after.get(link.key, ""))
+            found.append(record)
+        for reason, head in marker.resets:
+            if head == link.sha:
+                try:
+                    found.append(Reset(ResetReason(reason)))
+                except ValueError:
+                    continue
+    return found
+
+
+# --- what a CI run on the fix branch tells us -----------------------------------------------------
+
+@dataclass(frozen=True)
+class Observation:
+    verdict: str  # seen | stale | passed | failed | green | red
+    state: ForgeState
+    attempt: AttemptRecord | None = None  # the attempt the run decided
+
+    @property
+    def counts(self) -> bool:
+        """The run changed the state (so the status comment must say so)."""
+        return self.verdict not in ("seen", "stale")
+
+
+def observe_run(marker: ForgeState, chain: list[ChainLink], run_id: str, head_sha: str, green: bool,
+                fingerprint: str = "") -> Observation:
+    """Fold one CI run on the fix branch into the state. Idempotent per run id: a rerun of a run
+    already handled (same id, any attempt number) changes nothing; a run of an older commit than
+    the branch tip is stale (a newer attempt is already waiting for its own run)."""
+    if run_id and run_id in marker.runs:
+        return Observation("seen", marker)
+    tip = chain[-1] if chain else None
+    if tip is None or (head_sha and head_sha != tip.sha):
+        return Observation("stale", marker)
+    new = marker
+    attempt = tip.attempt
+    if attempt is not None and tip.key not in marker.results:
+        results, after = dict(marker.results), dict(marker.after)
+        results[tip.key] = (AttemptResult.PASSED if green else AttemptResult.FAILED).value
+        if not green and fingerprint:
+            after[tip.key] = fingerprint
+        new = replace(marker, results=results, after=after)
+        verdict = "passed" if green else "failed"
+    else:
+        verdict = "green" if green else "red"
+        if green:  # a green run on an already-decided or human commit: a new count
+            new = replace(marker, resets=(*marker.resets, (ResetReason.GREEN_RUN.value, tip.sha)))
+    if green:
+        new = replace(new, fixed=tip.sha, escalated=False)
+    return Observation(verdict, new.with_run(run_id, verdict) if run_id else new,
+                       attempt if verdict in ("passed", "failed") else None)
+
+
+def retry(marker: ForgeState, chain: list[ChainLink]) -> ForgeState:
+    """A writer's `/ci-agent retry`: a new count from the current tip."""
+    head = chain[-1].sha if chain else ""
+    return replace(marker, resets=(*marker.resets, (ResetReason.RETRY.value, head)), escalated=False,
+                   escalation_posted=False)

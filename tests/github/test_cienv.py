@@ -1,0 +1,138 @@
+"""cienv: action inputs, GitHub context, triggers (fork refusal, ci-agent branches)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ci_agent.cienv import (
+    INPUT_NAMES,
+    ActionInputs,
+    action_inputs,
+    github_context,
+    input_env_name,
+    is_actions_token,
+    split_list,
+    trigger,
+)
+from ci_agent.errors import UsageError
+
+
+def test_defaults_when_inputs_are_empty_strings() -> None:
+    # The runner passes every declared input, the ones the workflow left out as "".
+    env = {input_env_name(n): "" for n in INPUT_NAMES}
+    assert action_inputs(env) == ActionInputs()
+    assert ActionInputs().test_results == ("**/*.trx",)
+
+
+def test_every_input_is_read() -> None:
+    env = {
+        "INPUT_ANTHROPIC_API_KEY": " sk-ant-x ", "INPUT_GITHUB_TOKEN": "ghs_abc",
+        "INPUT_BUILD_LOGS": "build.log\nlogs/*.log, other.log\n\n", "INPUT_TEST_RESULTS": "a/*.trx,b/*.xml",
+        "INPUT_VERIFY": "dotnet test", "INPUT_MODE": "propose", "INPUT_MAX_ATTEMPTS": "2",
+        "INPUT_MODEL": "claude-x", "INPUT_CONFIG": "ci/agent.yml", "INPUT_CI_WORKFLOW": "ci.yml",
+        "INPUT_DRAFT": "false", "INPUT_DRY_RUN": "True",
+    }
+    got = action_inputs(env)
+    assert got == ActionInputs("sk-ant-x", "ghs_abc", ("build.log", "logs/*.log", "other.log"),
+                               ("a/*.trx", "b/*.xml"), "dotnet test", "propose", 2, "claude-x",
+                               "ci/agent.yml", "ci.yml", False, True)
+    assert got.secrets() == ("sk-ant-x", "ghs_abc")
+    assert {f for f in ActionInputs.__dataclass_fields__} == set(INPUT_NAMES)
+
+
+@pytest.mark.parametrize(("name", "value"), [("mode", "yolo"), ("max_attempts", "0"),
+                                             ("max_attempts", "three"), ("draft", "yes"),
+                                             ("dry_run", "1")])
+def test_bad_input_is_a_usage_error_naming_it(name: str, value: str) -> None:
+    with pytest.raises(UsageError, match=name):
+        action_inputs({input_env_name(name): value})
+
+
+def test_split_list_dedupes_and_keeps_order() -> None:
+    assert split_list(" b ,a\nb\r\n,,c") == ("b", "a", "c")
+
+
+def test_actions_token_heuristic() -> None:
+    assert is_actions_token("abc123", {"GITHUB_TOKEN": "abc123"})
+    assert is_actions_token("ghs_xyz", {})
+    assert not is_actions_token("ghp_personal", {"GITHUB_TOKEN": "other"})
+    assert not is_actions_token("", {"GITHUB_TOKEN": ""})
+
+
+def _env(tmp_path: Path, event_name: str, payload: dict[str, object], **extra: str) -> dict[str, str]:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    return {"GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(path), "GITHUB_REPOSITORY": "octo/app",
+            "GITHUB_RUN_ID": "77", "GITHUB_SHA": "a" * 40, "GITHUB_ACTOR": "alice", **extra}
+
+
+def _run(branch: str, conclusion: str = "failure", head_repo: str = "octo/app",
+         pulls: list[dict[str, object]] | None = None) -> dict[str, object]:
+    return {"repository": {"full_name": "octo/app"},
+            "workflow_run": {"id": 9001, "run_attempt": 2, "head_branch": branch, "head_sha": "b" * 40,
+                             "conclusion": conclusion, "head_repository": {"full_name": head_repo},
+                             "pull_requests": pulls or [], "triggering_actor": {"login": "bob"}}}
+
+
+def test_inline_push(tmp_path: Path) -> None:
+    found = trigger(github_context(_env(tmp_path, "push", {}, GITHUB_REF_NAME="main")))
+    assert (found.kind, found.branch, found.run_id, found.actor, found.refused, found.skipped) == \
+        ("inline", "main", "77", "alice", "", "")
+
+
+def test_inline_pull_request_from_same_repo(tmp_path: Path) -> None:
+    payload = {"pull_request": {"number": 5, "head": {"repo": {"full_name": "octo/app"}}}}
+    ctx = github_context(_env(tmp_path, "pull_request", payload, GITHUB_HEAD_REF="feature/x",
+                              GITHUB_REF_NAME="5/merge"))
+    found = trigger(ctx)
+    assert (found.branch, found.pr_number, found.fork, found.refused) == ("feature/x", 5, False, "")
+
+
+def test_inline_pull_request_from_fork_is_refused(tmp_path: Path) -> None:
+    payload = {"pull_request": {"number": 5, "head": {"repo": {"full_name": "mallory/app"}}}}
+    found = trigger(github_context(_env(tmp_path, "pull_request", payload, GITHUB_HEAD_REF="main")))
+    assert found.fork and "mallory/app" in found.refused and "fork" in found.refused
+
+
+def test_workflow_run_failure(tmp_path: Path) -> None:
+    pulls: list[dict[str, object]] = [{"number": 12}]
+    found = trigger(github_context(_env(tmp_path, "workflow_run", _run("feature/y", pulls=pulls))))
+    assert (found.kind, found.branch, found.sha, found.run_id, found.run_attempt, found.pr_number,
+            found.actor, found.failed) == \
+        ("workflow_run", "feature/y", "b" * 40, "9001", "2", 12, "bob", True)
+    assert not found.refused and not found.skipped
+
+
+def test_workflow_run_from_fork_with_empty_pull_requests_is_refused(tmp_path: Path) -> None:
+    found = trigger(github_context(_env(tmp_path, "workflow_run", _run("main", head_repo="mallory/app"))))
+    assert found.fork and found.refused
+
+
+def test_workflow_run_success_on_a_source_branch_is_skipped(tmp_path: Path) -> None:
+    found = trigger(github_context(_env(tmp_path, "workflow_run", _run("main", conclusion="success"))))
+    assert "success" in found.skipped
+
+
+def test_workflow_run_on_our_fix_branch_is_its_verification(tmp_path: Path) -> None:
+    for conclusion in ("success", "failure"):
+        found = trigger(github_context(_env(tmp_path, "workflow_run",
+                                            _run("ci-agent/fix/main", conclusion=conclusion))))
+        assert found.on_fix_branch and not found.skipped and not found.refused
+
+
+def test_other_ci_agent_branches_are_never_fixed(tmp_path: Path) -> None:
+    found = trigger(github_context(_env(tmp_path, "push", {}, GITHUB_REF_NAME="ci-agent/other")))
+    assert "never fixes" in found.skipped
+
+
+def test_bad_context_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="GITHUB_REPOSITORY"):
+        github_context({"GITHUB_REPOSITORY": "nope"})
+    (tmp_path / "e.json").write_text("[1]", encoding="utf-8")
+    with pytest.raises(UsageError, match="JSON object"):
+        github_context({"GITHUB_REPOSITORY": "o/r", "GITHUB_EVENT_PATH": str(tmp_path / "e.json")})
+    with pytest.raises(UsageError, match="workflow_run object"):
+        trigger(github_context(_env(tmp_path, "workflow_run", {})))
