@@ -29,6 +29,34 @@ _MAX_RUNS = 200  # handled run ids kept in the marker; far more than one branch 
 
 
 @dataclass(frozen=True)
+class Tried:
+    head: str
+    number: int
+    fingerprint: str
+    after: str
+    run: str
+    summary: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"head": self.head, "n": self.number, "fp": self.fingerprint, "after": self.after,
+                "run": self.run, "summary": self.summary}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Tried | None:
+        if not isinstance(data, Mapping) or not isinstance(data.get("n"), int):
+            return None
+        texts = [data.get(k) for k in ("head", "fp", "after", "run", "summary")]
+        if not all(isinstance(t, str) for t in texts):
+            return None
+        head, fp, after, run, summary = (str(t) for t in texts)
+        return cls(head, int(data["n"]), fp, after, run, summary)
+
+    def record(self) -> AttemptRecord:
+        return AttemptRecord(self.number, AttemptResult.FAILED, self.fingerprint, self.after, self.run,
+                             self.summary)
+
+
+@dataclass(frozen=True)
 class ForgeState:
     """The JSON kept in the status comment's marker."""
 
@@ -42,12 +70,16 @@ class ForgeState:
     escalation_posted: bool = False
     fixed: str = ""  # the commit CI went green on
     tokens: int = 0  # total tokens spent on this fix branch
+    # Attempts that failed a local `verify` and were rolled back (never pushed): the commit they
+    # were tried on is in `head`.
+    tried: tuple[Tried, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"v": STATE_VERSION, "fix_branch": self.fix_branch, "source_branch": self.source_branch,
                 "results": dict(self.results), "after": dict(self.after), "runs": dict(self.runs),
                 "resets": [list(r) for r in self.resets], "escalated": self.escalated,
-                "escalation_posted": self.escalation_posted, "fixed": self.fixed, "tokens": self.tokens}
+                "escalation_posted": self.escalation_posted, "fixed": self.fixed, "tokens": self.tokens,
+                "tried": [t.to_json() for t in self.tried]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> ForgeState:
@@ -70,7 +102,9 @@ class ForgeState:
                    resets=resets, escalated=data.get("escalated") is True,
                    escalation_posted=data.get("escalation_posted") is True,
                    fixed=str(data.get("fixed") or ""),
-                   tokens=tokens if isinstance(tokens, int) and tokens >= 0 else 0)
+                   tokens=tokens if isinstance(tokens, int) and tokens >= 0 else 0,
+                   tried=tuple(t for t in (Tried.from_json(x) for x in data.get("tried") or [])
+                               if t is not None)[-_MAX_RUNS:])
 
     def with_run(self, run_id: str, verdict: str) -> ForgeState:
         runs = dict(self.runs)
@@ -138,6 +172,7 @@ def events(chain: list[ChainLink], marker: ForgeState) -> list[Event]:
             if verdict in (AttemptResult.FAILED.value, AttemptResult.PASSED.value):
                 record = replace(record, result=AttemptResult(verdict), after=marker.after.get(link.key, ""))
             found.append(record)
+        found.extend(t.record() for t in marker.tried if t.head == link.sha)
         for reason, head in marker.resets:
             if head == link.sha:
                 try:

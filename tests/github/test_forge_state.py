@@ -158,3 +158,17 @@ def test_foreign_or_broken_marker_is_empty_state() -> None:
     broken = ForgeState.from_json({"v": 1, "results": {"x": 3, "y": "failed"}, "resets": [["a"], 5],
                                    "tokens": -4, "escalated": "yes"})
     assert broken == ForgeState(results={"y": "failed"})
+
+
+def test_locally_verified_failures_count_after_their_commit(repos: tuple[Path, Path]) -> None:
+    from ci_agent.forge_state import Tried
+
+    runner, other = repos
+    chain = read_chain(runner, git(other, "rev-parse", "HEAD"))
+    base = chain[-1].sha
+    state = ForgeState(tried=(Tried(base, 1, "f" * 16, "e" * 16, "run-1"),
+                              Tried(base, 2, "e" * 16, "", "run-2")))
+    again = ForgeState.from_json(parse_marker(render_marker(state.to_json())))
+    assert again == state
+    budget = assess(events(chain, again), 3)
+    assert budget.consecutive_failures == 2 and budget.no_progress("e" * 16)
