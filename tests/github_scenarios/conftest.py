@@ -42,7 +42,8 @@ def make_world(tmp_path: Path, anthropic_fake: AnthropicFake, monkeypatch: pytes
 
     def build(sample: Sample = PYTHON, substitutions: dict[str, str] | None = None) -> World:
         repo = create_sample_repo(tmp_path, sample, substitutions)
-        github = SiteFake(repo.origin).__enter__()
+        github = SiteFake(repo.origin)
+        github.__enter__()
         fakes.append(github)
         return World(tmp_path, repo, github, anthropic_fake, monkeypatch, capfd)
 

@@ -54,7 +54,7 @@ class LiveBranches(dict[str, bool]):
         else:
             self.protected_names.discard(name)
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         try:
             return self[name]
         except KeyError:

@@ -299,7 +299,10 @@ class World:
                 patch.setenv(name, value)
             patch.chdir(workspace)
             self.capfd.readouterr()
-            code = main(["fix", "--github"])
+            try:
+                code = main(["fix", "--github"])
+            except SystemExit as exit_:  # argparse: the container would exit with this code
+                code = exit_.code if isinstance(exit_.code, int) else 1
             out, err = self.capfd.readouterr()
         return code, out, err
 
