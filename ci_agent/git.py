@@ -87,16 +87,16 @@ def work_tree_root(path: str | Path) -> Path | None:
         return None
 
 
-def status_v2(repo: str | Path) -> str:
+def status_v2(repo: str | Path, *, env: Mapping[str, str] | None = None) -> str:
     """`git status --porcelain=v2` including untracked and ignored files, NUL-separated."""
-    return git_ok(repo, ["status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"])
+    return git_ok(repo, ["status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"], env=env)
 
 
-def diff(repo: str | Path, *, cached: bool = False) -> str:
+def diff(repo: str | Path, *, cached: bool = False, env: Mapping[str, str] | None = None) -> str:
     args = ["diff", "--no-ext-diff", "--binary"]
     if cached:
         args.append("--cached")
-    return git_ok(repo, args)
+    return git_ok(repo, args, env=env)
 
 
 def apply(

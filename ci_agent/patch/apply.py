@@ -12,6 +12,7 @@ import hashlib
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,13 +52,22 @@ def snapshot(repo: Path) -> TreeSnapshot:
         # empty directories count too: a failed apply must not leave one behind
         if not names and not dirs and root != str(repo):
             files.append((os.path.relpath(root, repo) + "/", "dir"))
-    return TreeSnapshot(
-        status=git.status_v2(repo),
-        worktree_diff=git.diff(repo),
-        index_diff=git.diff(repo, cached=True),
-        index=git.git_ok(repo, ["ls-files", "--stage", "-z"]),
-        files=tuple(sorted(files)),
-    )
+    # `git diff` refreshes racily-clean index entries and writes the index back (GIT_OPTIONAL_LOCKS
+    # does not stop it): the snapshot would change what it measures. Its git reads therefore run
+    # on a private copy of the index.
+    index = Path(repo, git.git_path(repo, "index"))
+    with tempfile.TemporaryDirectory(prefix="ci-agent-snapshot-") as scratch:
+        private = Path(scratch, "index")
+        if index.exists():
+            shutil.copyfile(index, private)
+        env = {"GIT_INDEX_FILE": str(private)}
+        return TreeSnapshot(
+            status=git.status_v2(repo, env=env),
+            worktree_diff=git.diff(repo, env=env),
+            index_diff=git.diff(repo, cached=True, env=env),
+            index=git.git_ok(repo, ["ls-files", "--stage", "-z"], env=env),
+            files=tuple(sorted(files)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
