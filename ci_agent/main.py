@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     from ci_agent.commands.fix import register as register_fix
 
     register_fix(verbs)
+    from ci_agent.commands.init import register as register_init
+
+    register_init(verbs)
+    from ci_agent.commands.doctor import register as register_doctor
+
+    register_doctor(verbs)
     return parser
 
 
@@ -62,6 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ci_agent.commands.fix import run_fix_command
 
             return run_fix_command(args)
+        if args.verb == "init":
+            from ci_agent.commands.init import run_init
+
+            return run_init(args)
+        if args.verb == "doctor":
+            from ci_agent.commands.doctor import run_doctor
+
+            return run_doctor(args)
         parser.error(f"unknown verb {args.verb}")
     except CiAgentError as exc:
         print(f"ci-agent: error: {exc}", file=sys.stderr)
