@@ -162,6 +162,8 @@ def events(chain: list[ChainLink], marker: ForgeState) -> list[Event]:
     """Budget events, oldest first: each attempt with CI's verdict from the marker (pending when CI
     has not spoken), the human commit the walk stopped at as a reset, and recorded resets after
     the commit they were seen on."""
+    if not chain:  # no fix branch yet: attempts rolled back on the source branch still count
+        return [t.record() for t in marker.tried]
     found: list[Event] = []
     for link in chain:
         if link.attempt is None:

@@ -42,6 +42,9 @@ def register(verbs: Any) -> None:
         "Exit 0 done, 2 usage, 3 attempt budget exhausted, 4 no safe patch, 5 model service failure.",
     )
     fix.add_argument("--local", action="store_true", help="work on the local repository (no forge)")
+    fix.add_argument("--github", action="store_true",
+                     help="run as the GitHub Action: inputs from INPUT_*, context from GITHUB_* "
+                     "(fix branch, draft PR, status comment)")
     fix.add_argument("--build-log", action="append", default=[], metavar="F", help="a build log (repeatable)")
     fix.add_argument("--test-results", action="append", default=[], metavar="GLOB",
                      help="test-result files (repeatable; with --command, relative to the repository)")
@@ -181,8 +184,12 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
     from ci_agent.redact import Redactor
 
     environ = os.environ if env is None else env
+    if args.github:
+        from ci_agent.ghmode.finish import github_fix
+
+        return github_fix(environ, client_factory)
     if not args.local:
-        raise UsageError("only `fix --local` is available so far (forge mode comes later)")
+        raise UsageError("give --local (this repository) or --github (inside GitHub Actions)")
     repo = _repo_root(args.repo)
     settings = load_settings(repo, environ, _overrides(args))
     redactor = Redactor.from_environ(environ)

@@ -1,0 +1,55 @@
+"""The attempt engine of `fix --local` (`ci_agent.attempt`) set up for GitHub PR mode: the plan
+from the action inputs, the production seams with the key from the inputs, and the attempts that
+failed a local `verify` turned into durable marker records."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from ci_agent.attempt import Outcome, Plan, Seams
+from ci_agent.cienv import ActionInputs
+from ci_agent.commands.fix import API_KEY_ENV, model_settings, real_seams
+from ci_agent.config import Settings
+from ci_agent.errors import UsageError
+from ci_agent.forge_state import Tried
+from ci_agent.ghmode.sources import Sources
+from ci_agent.llm.client import ModelClient
+
+
+def make_plan(repo: Path, source_ref: str, fix_branch: str, settings: Settings, inputs: ActionInputs,
+              sources: Sources) -> Plan:
+    from ci_agent.llm.anthropic_client import DEFAULT_MODEL
+
+    try:
+        verify = tuple(shlex.split(inputs.verify)) if inputs.verify else settings.commands.verify
+    except ValueError as exc:
+        raise UsageError(f"input verify cannot be split into a command: {exc}") from exc
+    return Plan(repo=repo, source_ref=source_ref, fix_branch=fix_branch,
+                model=model_settings(settings, DEFAULT_MODEL), command=(), verify=verify,
+                logs=sources.logs, result_globs=sources.result_globs,
+                timeout_s=settings.commands.timeout_s, dry_run=inputs.dry_run)
+
+
+def make_seams(settings: Settings, env: Mapping[str, str], inputs: ActionInputs,
+               client_factory: Callable[[], ModelClient] | None) -> Seams:
+    from ci_agent.redact import Redactor
+
+    key = inputs.anthropic_api_key or env.get(API_KEY_ENV, "")
+    if not key and client_factory is None and not inputs.dry_run:
+        raise UsageError("input anthropic_api_key is empty; it is needed to ask Claude")
+    environ = {**env, API_KEY_ENV: key}
+    return real_seams(settings, environ, Redactor.from_environ(environ), client_factory)
+
+
+def tried_from(outcome: Outcome, run_id: str, head: str) -> tuple[Tried, ...]:
+    """Attempts this run rolled back after a failed local verify: never pushed, so only the
+    marker remembers them. `head` is the commit they were tried on (the fix branch tip)."""
+    found = []
+    for log in outcome.attempts:
+        if log.verified is False and not log.commit:
+            summary = log.proposal.summary if log.proposal else ""
+            found.append(Tried(head, log.number, log.fingerprint, log.after_fingerprint,
+                               f"{run_id}-{log.number}", " ".join(summary.split())[:200]))
+    return tuple(found)

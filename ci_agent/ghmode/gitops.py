@@ -1,0 +1,84 @@
+"""Git on the runner in PR mode: the source branch as origin has it, the local copy of the fix
+branch and its seeded attempt record, and the fast-forward-only push."""
+
+from __future__ import annotations
+
+import base64
+import urllib.parse
+from collections.abc import Callable
+from pathlib import Path
+
+from ci_agent import git, state
+from ci_agent.budget import AttemptRecord, AttemptResult, Event, Reset, ResetReason
+from ci_agent.errors import ForgeError
+from ci_agent.forge_state import ChainLink, ForgeState
+
+SOURCE_PREFIX = "refs/ci-agent/source/"
+
+
+def auth_config(repo: Path, token: str, server_url: str) -> list[str]:
+    """`-c` options authenticating an https push to the server the way actions/checkout does, so
+    the push uses `github_token` (an App token or PAT starts CI; the checkout's token may not)."""
+    url = git.config_get(repo, "remote.origin.url") or ""
+    parsed = urllib.parse.urlparse(url)
+    server = urllib.parse.urlparse(server_url)
+    if not token or parsed.scheme != "https" or parsed.netloc.lower() != server.netloc.lower():
+        return []
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return ["-c", f"http.{server.scheme}://{server.netloc}/.extraheader=AUTHORIZATION: basic {basic}"]
+
+
+def fetch_source(repo: Path, branch: str, auth: list[str]) -> str:
+    """The source branch as `origin` has it now, fetched to `refs/ci-agent/source/<branch>`."""
+    ref = SOURCE_PREFIX + state.sanitise_branch(branch)
+    result = git.git(repo, [*auth, "fetch", "--quiet", "--no-tags", "origin",
+                            f"+refs/heads/{branch}:{ref}"], timeout=300)
+    if not result.ok:
+        raise ForgeError(f"cannot fetch {branch} from origin: {result.stderr.strip()[:300]}")
+    return ref
+
+
+def reset_local_fix_branch(repo: Path, fix_branch: str, remote_tip: str | None) -> None:
+    """The runner's `refs/heads/<fix branch>` made equal to origin's (absent when origin has none),
+    and the local attempt record dropped: both are rebuilt from durable state on every run."""
+    ref = "refs/heads/" + fix_branch
+    if remote_tip is None:
+        if state.rev(repo, ref) is not None:
+            git.git_ok(repo, ["update-ref", "-d", ref])
+    else:
+        git.git_ok(repo, ["update-ref", ref, remote_tip])
+    if state.rev(repo, state.attempts_ref(fix_branch)) is not None:
+        git.git_ok(repo, ["update-ref", "-d", state.attempts_ref(fix_branch)])
+
+
+def seed_record(repo: Path, fix_branch: str, chain: list[ChainLink], marker: ForgeState,
+                identity: git.Identity) -> None:
+    """Write what the marker knows (CI verdicts, resets, locally failed attempts) into the local
+    attempt record, so the attempt engine counts exactly what `forge_state.events` counts: a
+    passed attempt or a green run becomes a reset after its commit, a rolled-back attempt a failed
+    record. (A pending or failed attempt commit already counts as failed locally.)"""
+    for link in chain:
+        seeds: list[AttemptRecord | Reset] = []
+        if link.attempt is not None and marker.results.get(link.key) == AttemptResult.PASSED.value:
+            seeds.append(Reset(ResetReason.GREEN_RUN))
+        seeds.extend(t.record() for t in marker.tried if t.head == link.sha)
+        for reason, head in marker.resets:
+            if head == link.sha:
+                try:
+                    seeds.append(Reset(ResetReason(reason)))
+                except ValueError:
+                    continue
+        for seed in seeds:
+            state.record(repo, fix_branch, link.sha, _constant(seed), identity)
+
+
+def _constant(event: Event) -> Callable[[list[Event]], Event]:
+    return lambda _events: event
+
+
+def push_fast_forward(repo: Path, commit: str, fix_branch: str, auth: list[str]) -> str | None:
+    """Push `commit` to origin's fix branch without force; None on success, else git's reason.
+    A rejection means someone else pushed first: the caller re-reads, never forces."""
+    result = git.git(repo, [*auth, "push", "--porcelain", "origin", f"{commit}:refs/heads/{fix_branch}"],
+                     timeout=300)
+    return None if result.ok else (result.stderr.strip() or result.stdout.strip())[:500]

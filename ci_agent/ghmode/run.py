@@ -1,0 +1,392 @@
+"""`ci-agent fix --github`: one fix cycle in PR mode, driven by the GitHub Actions environment.
+
+Order of things (DESIGN.md §4.3): mask secrets; read inputs and context; refuse forks and skip
+`ci-agent/*` branches before any network call; read the durable state (the remote fix branch's
+trailers + our status comment's marker); fold this CI run into it when it ran on the fix branch
+(the pending attempt passes or fails; a rerun of a handled run changes nothing); check the budget
+before any model call; run the attempt engine in a worktree; push fast-forward only; open or
+reuse the draft fix PR; upsert the status comment(s); escalate once. Everything is written to
+`$GITHUB_OUTPUT` / `$GITHUB_STEP_SUMMARY` by `ci_agent.ghmode.finish`.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ci_agent import git, state
+from ci_agent.budget import Budget, assess
+from ci_agent.cienv import (
+    SECRET_INPUTS,
+    ActionInputs,
+    GitHubContext,
+    Trigger,
+    action_inputs,
+    github_context,
+    input_env_name,
+    is_actions_token,
+    trigger,
+)
+from ci_agent.collect import Collected, collect
+from ci_agent.errors import ExitCode, UsageError
+from ci_agent.forge.base import ChangeRequest, Forge, Permission
+from ci_agent.forge_state import ForgeState, events, fetch_fix_branch, observe_run, read_chain
+from ci_agent.gh_output import log_line, mask_secrets
+from ci_agent.ghmode import gitops, texts
+from ci_agent.ghmode.sources import Sources, fetched_sources, inline_sources
+
+if TYPE_CHECKING:
+    from ci_agent.attempt import Outcome, Plan
+    from ci_agent.config import Settings
+    from ci_agent.llm.client import ModelClient
+
+THROTTLE_ENV = "CI_AGENT_GITHUB_THROTTLE"  # "0": no spacing between API requests (tests)
+
+
+@dataclass
+class Result:
+    outcome: str  # fixed|committed|escalated|gave_up|nothing_to_do|skipped|refused
+    exit_code: ExitCode
+    message: str
+    branch: str = ""
+    attempt: int = 0
+    pr: ChangeRequest | None = None
+    tokens: int = 0
+    details: str = ""  # Markdown for the job summary (already sanitised)
+    report: Any = None  # the distilled Report, for annotations
+
+
+@dataclass
+class Cycle:
+    """What one run knows once the fix branch is identified."""
+
+    repo: Path
+    settings: Settings
+    forge: Forge
+    token: str
+    source: str
+    fix_branch: str
+    pr: ChangeRequest | None
+    marker: ForgeState
+    remote_tip: str | None
+    auth: list[str]
+
+
+def mask_from_env(env: Mapping[str, str], out: TextIO) -> None:
+    """First thing printed: masks for every secret input and the usual secret variables."""
+    values = [env.get(input_env_name(n), "").strip() for n in SECRET_INPUTS]
+    values += [env.get(name, "").strip() for name in ("ANTHROPIC_API_KEY", "GITHUB_TOKEN")]
+    mask_secrets([v for v in values if v], out)
+
+
+def run_github(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
+               out: TextIO | None = None) -> tuple[Result, GitHubContext | None]:
+    stream = out or sys.stdout
+    mask_from_env(env, stream)
+    inputs = action_inputs(env)
+    ctx = github_context(env)
+    trig = trigger(ctx)
+    if trig.refused:
+        return Result("refused", ExitCode.OK, trig.refused, trig.branch), ctx
+    if trig.skipped:
+        return Result("skipped", ExitCode.OK, trig.skipped, trig.branch), ctx
+    if inputs.mode != "pr":
+        raise UsageError(f"mode {inputs.mode} is not available with --github yet; use mode: pr")
+    return _Runner(env, inputs, ctx, trig, client_factory).go(), ctx
+
+
+class _Runner:
+    def __init__(self, env: Mapping[str, str], inputs: ActionInputs, ctx: GitHubContext, trig: Trigger,
+                 client_factory: Callable[[], ModelClient] | None) -> None:
+        self.env, self.inputs, self.ctx, self.trig = env, inputs, ctx, trig
+        self.client_factory = client_factory
+        from ci_agent.redact import Redactor
+
+        self.redact = Redactor.from_environ({**env, "CI_AGENT_INPUT_KEY": inputs.anthropic_api_key,
+                                             "CI_AGENT_INPUT_TOKEN": inputs.github_token}).redact
+
+    # -- the flow --------------------------------------------------------------------------------
+
+    def go(self) -> Result:
+        token = self.inputs.github_token or self.env.get("GITHUB_TOKEN", "")
+        if not token:
+            raise UsageError("input github_token is empty; pass ${{ github.token }} or an App token/PAT")
+        repo = _repo_root(self.ctx.workspace)
+        settings = self._settings(repo)
+        forge = self._forge(token)
+        if self.trig.kind == "workflow_run" and self.trig.actor:
+            level = forge.permission(self.trig.actor)
+            if level < Permission.WRITE:
+                return Result("refused", ExitCode.OK, f"{self.trig.actor} has {level.name.lower()} "
+                              "permission on this repository; ci-agent only acts for people with "
+                              "write access", self.trig.branch)
+        cycle = self._cycle(repo, settings, forge, token)
+        if isinstance(cycle, Result):
+            return cycle
+        with tempfile.TemporaryDirectory(prefix="ci-agent-gh-") as tmp:
+            return self._with_cycle(cycle, Path(tmp))
+
+    def _cycle(self, repo: Path, settings: Settings, forge: Forge, token: str) -> Cycle | Result:
+        trig = self.trig
+        fix_branch = trig.branch if trig.on_fix_branch else state.fix_branch_for(trig.branch)
+        pr = forge.find_change_request(fix_branch)
+        # Our marker lives on the fix PR; before there is one, on the source PR (if any).
+        holder = pr.number if pr else trig.pr_number
+        marker = ForgeState.from_json(forge.read_status_state(holder) if holder else None)
+        source = trig.branch
+        if trig.on_fix_branch:
+            source = marker.source_branch or (pr.target_branch if pr else "")
+            if not source:
+                return Result("skipped", ExitCode.OK, f"{fix_branch} has no open fix pull request, so "
+                              "the branch it fixes is unknown; nothing to do", fix_branch)
+        if pr is not None and texts.PAUSED_LABEL in pr.labels:
+            return Result("skipped", ExitCode.OK, f"#{pr.number} is labelled {texts.PAUSED_LABEL}; "
+                          "no automatic attempts", fix_branch, pr=pr)
+        if fix_branch == forge.default_branch() or forge.protected(fix_branch):
+            raise UsageError(f"{fix_branch} is the default or a protected branch; ci-agent never "
+                             "pushes there")
+        auth = gitops.auth_config(repo, token, self.ctx.server_url)
+        remote_tip = fetch_fix_branch(repo, fix_branch)
+        marker = replace(marker, fix_branch=fix_branch, source_branch=source)
+        return Cycle(repo, settings, forge, token, source, fix_branch, pr, marker, remote_tip, auth)
+
+    def _with_cycle(self, cycle: Cycle, tmp: Path) -> Result:
+        trig = self.trig
+        chain = read_chain(cycle.repo, cycle.remote_tip)
+        if trig.run_id and trig.run_id in cycle.marker.runs:
+            return self._result(cycle, "skipped", ExitCode.OK,
+                                f"run {trig.run_id} was already handled ({cycle.marker.runs[trig.run_id]}); "
+                                "a rerun changes nothing")
+        if trig.kind == "workflow_run" and trig.on_fix_branch and not trig.failed:
+            return self._observed(cycle, chain, green=True, collected=None)
+        sources = (fetched_sources(cycle.forge, trig, self.inputs, tmp)
+                   if trig.kind == "workflow_run" else inline_sources(self.inputs, self.ctx.workspace))
+        collected = collect(cycle.repo, logs=sources.logs, result_globs=sources.result_globs, root=cycle.repo)
+        if trig.on_fix_branch:
+            return self._observed(cycle, chain, green=not collected.red, collected=collected,
+                                  sources=sources)
+        if not collected.red:
+            return self._result(cycle, "nothing_to_do", ExitCode.OK, "nothing fails in the logs and "
+                                "results given; nothing to fix" + _notes(sources), collected=collected)
+        tip = chain[-1] if chain else None
+        if tip is not None and tip.attempt is not None and tip.key not in cycle.marker.results:
+            return self._result(cycle, "skipped", ExitCode.OK, f"attempt {tip.attempt.number} on "
+                                f"{cycle.fix_branch} is waiting for its CI run; no new attempt",
+                                collected=collected)
+        return self._attempt(cycle, chain, collected, sources)
+
+    def _observed(self, cycle: Cycle, chain: list[Any], green: bool, collected: Collected | None,
+                  sources: Sources | None = None) -> Result:
+        seen = observe_run(cycle.marker, chain, self.trig.run_id, self.trig.sha, green,
+                           collected.fingerprint if collected else "")
+        if seen.verdict == "stale":
+            return self._result(cycle, "skipped", ExitCode.OK, f"this run tested an older commit of "
+                                f"{cycle.fix_branch}; a newer one is waiting for its own run",
+                                collected=collected)
+        cycle.marker = seen.state
+        if green:
+            return self._success(cycle, chain)
+        assert collected is not None
+        return self._attempt(cycle, chain, collected, sources or Sources((), ()))
+
+    # -- outcomes --------------------------------------------------------------------------------
+
+    def _success(self, cycle: Cycle, chain: list[Any]) -> Result:
+        forge = cycle.forge
+        pr = cycle.pr
+        if pr is not None:
+            pr = forge.update_change_request(pr.number, draft=False)
+            forge.remove_label(pr.number, texts.ESCALATED_LABEL)
+        message = (f"CI is green on {cycle.fix_branch} at {self.trig.sha[:12] or 'its tip'}"
+                   + ("; the pull request is ready for review" if pr else ""))
+        budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
+        self._status(cycle, pr, "fixed: CI is green on the fix branch", budget, [message])
+        return self._result(cycle, "fixed", ExitCode.OK, message, pr=pr)
+
+    def _escalate(self, cycle: Cycle, budget: Budget, collected: Collected) -> Result:
+        forge, pr = cycle.forge, cycle.pr
+        cycle.marker = replace(cycle.marker, escalated=True)
+        if pr is not None and not cycle.marker.escalation_posted:
+            body = self.redact(texts.escalation_text(cycle.fix_branch, budget.failures, collected.report,
+                                                     cycle.marker.tokens))
+            _post_once(forge, pr.number, body)
+            forge.add_labels(pr.number, [texts.ESCALATED_LABEL])
+            cycle.marker = replace(cycle.marker, escalation_posted=True)
+        message = (f"{budget.consecutive_failures} consecutive failed attempts on {cycle.fix_branch}; "
+                   "escalated, no further model call")
+        self._status(cycle, pr, f"escalated after {budget.consecutive_failures} failed attempts", budget,
+                     [message])
+        return self._result(cycle, "escalated", ExitCode.BUDGET_EXHAUSTED, message, collected=collected)
+
+    def _attempt(self, cycle: Cycle, chain: list[Any], collected: Collected, sources: Sources) -> Result:
+        budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
+        if budget.exhausted:  # before any model call
+            return self._escalate(cycle, budget, collected)
+        from ci_agent.attempt import run_fix
+        from ci_agent.ghmode.engine import make_plan, make_seams, tried_from
+
+        source_ref = (gitops.fetch_source(cycle.repo, cycle.source, cycle.auth)
+                      if not self.trig.on_fix_branch else "refs/heads/" + cycle.fix_branch)
+        gitops.reset_local_fix_branch(cycle.repo, cycle.fix_branch, cycle.remote_tip)
+        if not self.inputs.dry_run:
+            gitops.seed_record(cycle.repo, cycle.fix_branch, chain, cycle.marker, _identity(cycle.settings))
+        plan = make_plan(cycle.repo, source_ref, cycle.fix_branch, cycle.settings, self.inputs, sources)
+        seams = make_seams(cycle.settings, self.env, self.inputs, self.client_factory)
+        outcome = run_fix(plan, cycle.settings, seams, self._emit)
+        tokens = outcome.usage.total
+        made = [a.commit for a in outcome.attempts if a.commit]
+        # Every attempt of one run is tried on the same tip: the parent of a new commit, or the tip.
+        head = state.rev(cycle.repo, made[-1] + "^") if made else state.rev(
+            cycle.repo, "refs/heads/" + cycle.fix_branch)
+        tried = tried_from(outcome, self.trig.run_id, head or "")
+        cycle.marker = replace(cycle.marker, tokens=cycle.marker.tokens + tokens,
+                               tried=(*cycle.marker.tried, *tried))
+        details = self._details(outcome, plan)
+        if outcome.status == "dry_run":
+            return self._result(cycle, "skipped", ExitCode.OK, "dry run: the request was built and "
+                                "nothing was sent, pushed or posted", collected=collected, details=details)
+        if outcome.status == "escalated":
+            assert outcome.budget is not None
+            return self._escalate(cycle, outcome.budget, collected)
+        if outcome.status in ("fixed", "committed"):
+            return self._publish(cycle, outcome, plan, details, collected)
+        status = outcome.status if outcome.status in ("gave_up", "nothing_to_do") else "gave_up"
+        self._status(cycle, cycle.pr, "no safe patch" if status == "gave_up" else "nothing to fix",
+                     outcome.budget, [self.redact(outcome.message)])
+        return self._result(cycle, status, outcome.exit_code, outcome.message, tokens=tokens,
+                            collected=collected, details=details)
+
+    def _publish(self, cycle: Cycle, outcome: Outcome, plan: Plan, details: str,
+                 collected: Collected) -> Result:
+        log = outcome.attempts[-1]
+        rejected = gitops.push_fast_forward(cycle.repo, log.commit, cycle.fix_branch, cycle.auth)
+        tokens = outcome.usage.total
+        if rejected is not None:
+            now = fetch_fix_branch(cycle.repo, cycle.fix_branch)
+            if now != cycle.remote_tip:  # someone else pushed: their commit wins, never force
+                return self._result(cycle, "skipped", ExitCode.OK, f"{cycle.fix_branch} moved on origin "
+                                    "while this attempt ran (another run or a person); nothing was "
+                                    "pushed and the next CI run decides", tokens=tokens, details=details)
+            from ci_agent.errors import ForgeError
+
+            raise ForgeError(f"pushing {cycle.fix_branch} to origin failed: {self.redact(rejected)}")
+        summary = log.proposal.summary if log.proposal else ""
+        body = self.redact(texts.pr_body(cycle.source, details))
+        title = self.redact(texts.pr_title(cycle.source, summary))
+        forge = cycle.forge
+        if cycle.pr is None:
+            cycle.pr = forge.open_change_request(cycle.fix_branch, cycle.source, title, body,
+                                                 draft=self.inputs.draft)
+        else:
+            cycle.pr = forge.update_change_request(cycle.pr.number, title=title, body=body)
+        forge.add_labels(cycle.pr.number, [texts.LABEL])
+        cycle.marker = cycle.marker.with_run(self.trig.run_id, f"attempt {log.number}") \
+            if self.trig.run_id else cycle.marker
+        note = self._start_ci(cycle)
+        verified = "verified locally; " if outcome.status == "fixed" else ""
+        message = f"attempt {log.number} pushed to {cycle.fix_branch} ({verified}CI decides)"
+        budget = assess(events(read_chain(cycle.repo, fetch_fix_branch(cycle.repo, cycle.fix_branch)),
+                               cycle.marker), self.inputs.max_attempts)
+        lines = [message, self.redact(texts.pr_title(cycle.source, summary)), note]
+        if outcome.no_progress:
+            lines.append("**No progress:** the failure is one a previous patch already tried to fix.")
+        self._status(cycle, cycle.pr, f"attempt {log.number} pushed, waiting for CI", budget, lines)
+        return self._result(cycle, outcome.status, ExitCode.OK, message, attempt=log.number, tokens=tokens,
+                            collected=collected, details=details)
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _start_ci(self, cycle: Cycle) -> str:
+        actions = is_actions_token(cycle.token, self.env)
+        workflow = self.inputs.ci_workflow
+        dispatched: bool | None = None
+        if actions and workflow:
+            dispatched = cycle.forge.dispatch_workflow(workflow, cycle.fix_branch, {})
+        return texts.ci_note(actions, workflow, dispatched, cycle.fix_branch)
+
+    def _status(self, cycle: Cycle, pr: ChangeRequest | None, headline: str, budget: Budget | None,
+                lines: list[str]) -> None:
+        body = self.redact(texts.status_text(headline, cycle.fix_branch, cycle.source, budget, lines,
+                                             cycle.marker.tokens))
+        numbers = [n for n in (pr.number if pr else None, self.trig.pr_number) if n is not None]
+        for number in dict.fromkeys(numbers):
+            cycle.forge.upsert_status_comment(number, cycle.marker.to_json(), body)
+
+    def _details(self, outcome: Outcome, plan: Plan) -> str:
+        from ci_agent.commands.fix_summary import summary_markdown
+
+        return self.redact(summary_markdown(outcome, replace(plan, source_ref=self._source_name(plan))))
+
+    def _source_name(self, plan: Plan) -> str:
+        ref = plan.source_ref
+        return self.trig.branch if ref.startswith(gitops.SOURCE_PREFIX) else ref.removeprefix("refs/heads/")
+
+    def _result(self, cycle: Cycle, outcome: str, code: ExitCode, message: str, *, attempt: int = 0,
+                tokens: int = 0, pr: ChangeRequest | None = None, collected: Collected | None = None,
+                details: str = "") -> Result:
+        return Result(outcome, code, message, cycle.fix_branch, attempt, pr or cycle.pr, tokens, details,
+                      collected.report if collected else None)
+
+    def _emit(self, event: str, **fields: Any) -> None:
+        detail = " ".join(f"{k}={v}" for k, v in fields.items() if not isinstance(v, dict | list))
+        print(log_line(self.redact(f"ci-agent: {event} {detail}".rstrip())), file=sys.stderr, flush=True)
+
+    def _settings(self, repo: Path) -> Settings:
+        from ci_agent.config import _yaml as parse_yaml
+        from ci_agent.config import load_settings, settings_from_layers
+
+        overrides: dict[str, object] = {"budget.max_attempts": self.inputs.max_attempts,
+                                        "model.name": self.inputs.model or None}
+        path = repo / self.inputs.config
+        if self.inputs.config == ".ci-agent.yml" or not path.is_file():
+            if self.inputs.config != ".ci-agent.yml" and not path.is_file():
+                raise UsageError(f"input config names {self.inputs.config}, which is not a file in the "
+                                 "repository")
+            return load_settings(repo, self.env, overrides)
+        return settings_from_layers(parse_yaml(path.read_text(encoding="utf-8")), self.env, overrides)
+
+    def _forge(self, token: str) -> Forge:
+        from ci_agent.forge.github import GitHubForge
+
+        throttle = self.env.get(THROTTLE_ENV, "1") != "0"
+        return GitHubForge(self.ctx.repository, token, base_url=self.ctx.api_url, throttle=throttle)
+
+
+def _notes(sources: Sources) -> str:
+    return "".join(f"; {n}" for n in sources.notes)
+
+
+def _identity(settings: Settings) -> git.Identity:
+    return git.Identity(settings.commit.author_name, settings.commit.author_email)
+
+
+def _repo_root(workspace: Path) -> Path:
+    try:
+        return git.toplevel(workspace)
+    except git.GitError as exc:
+        raise UsageError(f"GITHUB_WORKSPACE {workspace} is not a git checkout; run actions/checkout "
+                         "first") from exc
+
+
+def _post_once(forge: Forge, number: int, body: str) -> None:
+    """The escalation comment, unless one of ours is already there (a rerun after a crash)."""
+    from ci_agent.forge.base import CommentLister
+
+    if isinstance(forge, CommentLister):
+        own = getattr(forge, "own_login", lambda: "")()
+        for comment in forge.list_comments(number):
+            if comment.body.startswith(texts.ESCALATION_TAG) and comment.author.lower() == str(own).lower():
+                return
+    adder = getattr(forge, "add_comment", None)
+    if callable(adder):
+        adder(number, body)
+        return
+    # GitHubForge has no plain "add a comment" yet: use its retrying call and repository handle.
+    call = forge._call  # type: ignore[attr-defined]
+    repository = forge._repo  # type: ignore[attr-defined]
+    call(f"comment on #{number}", "pull-requests: write",
+         lambda: repository.get_issue(number).create_comment(body))

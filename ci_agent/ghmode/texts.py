@@ -1,0 +1,80 @@
+"""The words ci-agent writes on GitHub in PR mode: the fix PR's title and body, the status comment,
+the escalation comment. Untrusted parts (failure text, the model's prose, patches) are sanitised
+by the caller's `summary_markdown` or here, and always redacted by the caller before posting."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ci_agent.budget import AttemptRecord, Budget
+from ci_agent.model import Report
+from ci_agent.redact import sanitize_untrusted
+from ci_agent.render import render
+
+ESCALATION_TAG = "<!-- ci-agent:escalation -->"
+LABEL = "ci-agent"
+ESCALATED_LABEL = "ci-agent:escalated"
+PAUSED_LABEL = "ci-agent:paused"
+_FAILURE_BYTES = 12_000
+
+
+def fence(text: str, lang: str = "") -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+def pr_title(source: str, summary: str) -> str:
+    line = " ".join(sanitize_untrusted(summary).split())[:100]
+    return f"ci-agent: fix {source}" + (f" — {line}" if line else "")
+
+
+def pr_body(source: str, attempt_markdown: str) -> str:
+    """The PR body: what failed, root cause, patch, verification and tokens come from the run's
+    Markdown summary (already sanitised); this adds how to review it."""
+    return (f"ci-agent opened this pull request to fix the failing build of `{source}`.\n"
+            "Review it like any other change; CI on this branch decides whether it works.\n\n"
+            f"{attempt_markdown}")
+
+
+def ci_note(actions_token: bool, workflow: str, dispatched: bool | None, fix_branch: str) -> str:
+    """How CI gets to run on the fix branch (pushes made with GITHUB_TOKEN start no workflow)."""
+    if not actions_token:
+        return "CI starts by itself on the pushed commit."
+    if dispatched:
+        return f"CI was started on `{fix_branch}` with a workflow_dispatch of `{workflow}`."
+    why = (f"`{workflow}` has no `workflow_dispatch` trigger" if workflow
+           else "no `ci_workflow` input names a workflow to dispatch")
+    return (f"**CI must be started by hand on `{fix_branch}`**: this push was made with the "
+            f"workflow's GITHUB_TOKEN, whose pushes start no workflow run, and {why}. Use a GitHub "
+            "App token or a PAT as `github_token`, or add `workflow_dispatch` to the CI workflow "
+            "and name it in `ci_workflow`.")
+
+
+def status_text(headline: str, fix_branch: str, source: str, budget: Budget | None, lines: Sequence[str],
+                tokens: int) -> str:
+    out = [f"### ci-agent: {headline}",
+           f"Fix branch `{fix_branch}` for `{source}`."]
+    if budget is not None:
+        out.append(f"Budget: {budget.consecutive_failures} of {budget.max_attempts} consecutive failed "
+                   "attempts used.")
+    out.extend(line for line in lines if line)
+    out.append(f"Tokens used on this fix branch: {tokens}.")
+    return "\n\n".join(out) + "\n"
+
+
+def escalation_text(fix_branch: str, failures: Sequence[AttemptRecord], report: Report | None,
+                    tokens: int) -> str:
+    out = [ESCALATION_TAG,
+           f"### ci-agent: escalated after {len(failures)} failed attempts on `{fix_branch}`",
+           "ci-agent makes no further automatic attempts on this branch. A person needs to look; "
+           "a commit pushed to this branch, or a green run, starts a new count.",
+           "#### What each attempt changed"]
+    out.extend(f"- attempt {f.number}: {sanitize_untrusted(f.summary) or '(no summary)'} — failure "
+               f"after it: `{f.after or 'see CI'}`" for f in failures)
+    if report is not None:
+        out.append("#### What still fails\n\n" + fence(sanitize_untrusted(render(report, "llm",
+                                                                                _FAILURE_BYTES))))
+    out.append(f"Tokens used on this fix branch: {tokens}.")
+    return "\n\n".join(out) + "\n"
