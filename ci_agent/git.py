@@ -20,7 +20,10 @@ DEFAULT_TIMEOUT = 60.0
 # `-c` options put before every subcommand. apply.whitespace=nowarn: apply exactly the given
 # patch, never "fix" its whitespace behind the reviewer's back; core.quotePath=true: paths in
 # git's output are C-quoted ASCII, so parsing them never depends on the terminal's encoding.
-_PINNED = ("-c", "core.quotePath=true", "-c", "apply.whitespace=nowarn", "-c", "color.ui=false")
+# core.checkStat=minimal: a file we restored after a failed apply has its bytes and mtime back
+# but a new inode/ctime; with the default check git would call it "does not match index".
+_PINNED = ("-c", "core.quotePath=true", "-c", "apply.whitespace=nowarn", "-c", "color.ui=false",
+           "-c", "core.checkStat=minimal")
 
 
 class GitError(CiAgentError):

@@ -75,6 +75,7 @@ class _Saved:
     path: str
     data: bytes | None
     mode: int
+    times_ns: tuple[int, int] = (0, 0)  # (atime, mtime): the index's stat data must match again
 
 
 def _save(repo: Path, paths: Iterable[str]) -> tuple[list[_Saved], set[str]]:
@@ -83,7 +84,8 @@ def _save(repo: Path, paths: Iterable[str]) -> tuple[list[_Saved], set[str]]:
     for rel in dict.fromkeys(paths):
         full = repo / rel
         if full.is_file() and not full.is_symlink():
-            saved.append(_Saved(rel, full.read_bytes(), full.stat().st_mode))
+            info = full.stat()
+            saved.append(_Saved(rel, full.read_bytes(), info.st_mode, (info.st_atime_ns, info.st_mtime_ns)))
         elif not (full.exists() or full.is_symlink()):
             saved.append(_Saved(rel, None, 0))
         # anything else (a directory, a symlink) git apply refuses to touch: leave it alone
@@ -113,6 +115,9 @@ def _restore(repo: Path, saved: list[_Saved], existing_dirs: set[str]) -> None:
             full.parent.mkdir(parents=True, exist_ok=True)
             full.write_bytes(item.data)
             os.chmod(full, item.mode & 0o7777)
+            # Same bytes but a new mtime would make the restored index entry look stale, and
+            # `git apply --index` refuses a file whose stat data does not match the index.
+            os.utime(full, ns=item.times_ns)
 
 
 _ERROR_LINE = re.compile(r"^(error|fatal|warning): ", re.M)
