@@ -151,6 +151,10 @@ def read_chain(repo: Path, tip: str | None) -> list[ChainLink]:
     links: list[ChainLink] = []
     for sha, trailers in state._log(repo, ["--first-parent", tip]):
         attempt = state._attempt(trailers, AttemptResult.PENDING) if "ci-agent-attempt" in trailers else None
+        if attempt is not None and not attempt.summary:
+            # Published attempts say what they changed in their subject line (the model's summary).
+            subject = git.git_ok(repo, ["log", "-1", "--format=%s", sha]).strip()
+            attempt = replace(attempt, summary=subject[:200])
         links.append(ChainLink(sha, attempt))
         if attempt is None:
             break

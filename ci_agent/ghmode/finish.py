@@ -53,7 +53,7 @@ def github_fix(env: Mapping[str, str], client_factory: Callable[[], ModelClient]
     write_outputs(ctx.output_path, outputs(result))
     write_summary(ctx.summary_path, redact(summary(result)))
     if result.report is not None and result.outcome not in ("refused", "skipped"):
-        stream.write(annotation_lines(result.report))
+        stream.write(redact(annotation_lines(result.report)))
     word = "skipped" if result.outcome == "skipped" else result.outcome
     print(log_line(redact(f"ci-agent: {word}: {result.message}")), file=stream, flush=True)
     return int(result.exit_code)

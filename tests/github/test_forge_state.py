@@ -69,8 +69,8 @@ def test_pending_attempts_read_from_the_remote_branch(repos: tuple[Path, Path]) 
     assert [link.attempt is None for link in chain] == [True, False, False]  # base is a human commit
     found = events(chain, ForgeState())
     assert isinstance(found[0], Reset) and found[0].reason is ResetReason.HUMAN_COMMIT
-    assert [(e.number, e.result, e.run) for e in found[1:] if isinstance(e, AttemptRecord)] == \
-        [(1, AttemptResult.PENDING, "r1"), (2, AttemptResult.PENDING, "r2")]
+    assert [(e.number, e.result, e.run, e.summary) for e in found[1:] if isinstance(e, AttemptRecord)] == \
+        [(1, AttemptResult.PENDING, "r1", "attempt 1"), (2, AttemptResult.PENDING, "r2", "attempt 2")]
 
 
 def test_ci_verdicts_from_the_marker_decide_the_budget(repos: tuple[Path, Path]) -> None:
