@@ -104,6 +104,7 @@ class _Runner:
                  client_factory: Callable[[], ModelClient] | None) -> None:
         self.env, self.inputs, self.ctx, self.trig = env, inputs, ctx, trig
         self.client_factory = client_factory
+        self.notes: tuple[str, ...] = ()  # what could not be fetched (missing artifacts ...)
         from ci_agent.redact import Redactor
 
         self.redact = Redactor.from_environ({**env, "CI_AGENT_INPUT_KEY": inputs.anthropic_api_key,
@@ -118,7 +119,10 @@ class _Runner:
         repo = _repo_root(self.ctx.workspace)
         settings = self._settings(repo)
         forge = self._forge(token)
-        if self.trig.kind == "workflow_run" and self.trig.actor:
+        # Who pushed a same-repository branch had write access; the check matters for the source
+        # branch's run. Runs on our fix branch were started by our own pushes (an App bot has no
+        # collaborator permission), so they are not checked.
+        if self.trig.kind == "workflow_run" and self.trig.actor and not self.trig.on_fix_branch:
             level = forge.permission(self.trig.actor)
             if level < Permission.WRITE:
                 return Result("refused", ExitCode.OK, f"{self.trig.actor} has {level.name.lower()} "
@@ -165,10 +169,16 @@ class _Runner:
             return self._observed(cycle, chain, green=True, collected=None)
         sources = (fetched_sources(cycle.forge, trig, self.inputs, tmp)
                    if trig.kind == "workflow_run" else inline_sources(self.inputs, self.ctx.workspace))
+        self.notes = sources.notes
         collected = collect(cycle.repo, logs=sources.logs, result_globs=sources.result_globs, root=cycle.repo)
+        if trig.on_fix_branch and collected.red:
+            return self._observed(cycle, chain, green=False, collected=collected, sources=sources)
         if trig.on_fix_branch:
-            return self._observed(cycle, chain, green=not collected.red, collected=collected,
-                                  sources=sources)
+            # Inline, this step runs because a step failed: logs that show nothing failing are
+            # misconfigured inputs, never proof of a green run (that comes from workflow_run).
+            return self._result(cycle, "nothing_to_do", ExitCode.OK, "the logs and results given show "
+                                f"no failure on {cycle.fix_branch}; check the build_logs and "
+                                "test_results inputs" + _notes(sources), collected=collected)
         if not collected.red:
             return self._result(cycle, "nothing_to_do", ExitCode.OK, "nothing fails in the logs and "
                                 "results given; nothing to fix" + _notes(sources), collected=collected)
@@ -198,7 +208,7 @@ class _Runner:
     def _success(self, cycle: Cycle, chain: list[Any]) -> Result:
         forge = cycle.forge
         pr = cycle.pr
-        if pr is not None:
+        if pr is not None and not self.inputs.dry_run:
             pr = forge.update_change_request(pr.number, draft=False)
             forge.remove_label(pr.number, texts.ESCALATED_LABEL)
         message = (f"CI is green on {cycle.fix_branch} at {self.trig.sha[:12] or 'its tip'}"
@@ -210,7 +220,7 @@ class _Runner:
     def _escalate(self, cycle: Cycle, budget: Budget, collected: Collected) -> Result:
         forge, pr = cycle.forge, cycle.pr
         cycle.marker = replace(cycle.marker, escalated=True)
-        if pr is not None and not cycle.marker.escalation_posted:
+        if pr is not None and not cycle.marker.escalation_posted and not self.inputs.dry_run:
             body = self.redact(texts.escalation_text(cycle.fix_branch, budget.failures, collected.report,
                                                      cycle.marker.tokens))
             _post_once(forge, pr.number, body)
@@ -310,6 +320,8 @@ class _Runner:
 
     def _status(self, cycle: Cycle, pr: ChangeRequest | None, headline: str, budget: Budget | None,
                 lines: list[str]) -> None:
+        if self.inputs.dry_run:
+            return
         body = self.redact(texts.status_text(headline, cycle.fix_branch, cycle.source, budget, lines,
                                              cycle.marker.tokens))
         numbers = [n for n in (pr.number if pr else None, self.trig.pr_number) if n is not None]
@@ -328,6 +340,8 @@ class _Runner:
     def _result(self, cycle: Cycle, outcome: str, code: ExitCode, message: str, *, attempt: int = 0,
                 tokens: int = 0, pr: ChangeRequest | None = None, collected: Collected | None = None,
                 details: str = "") -> Result:
+        if self.notes:
+            details = "**Inputs not used:**\n" + "".join(f"- {n}\n" for n in self.notes) + "\n" + details
         return Result(outcome, code, message, cycle.fix_branch, attempt, pr or cycle.pr, tokens, details,
                       collected.report if collected else None)
 
