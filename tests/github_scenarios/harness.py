@@ -234,6 +234,7 @@ class World:
             done = run(CI_COMMAND, probe)
             build_log = done.stdout + done.stderr
         log_path = self.tmp / "runner" / f"step-{next(self._job_runs)}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.write_text(build_log)
         inputs = {"build_logs": str(log_path), **kwargs.pop("inputs", {})}
         full = self.github.full_name
@@ -279,6 +280,7 @@ class World:
             "GITHUB_JOB": "fix", "GITHUB_ACTION": "ci-agent", "RUNNER_OS": "Linux",
             "RUNNER_TEMP": str(files), "CI_AGENT_ANTHROPIC_BASE_URL": self.api.base_url,
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "CI_AGENT_GITHUB_THROTTLE": "0",  # the fake needs no spacing between requests
         }
         for name, value in {**self.inputs, **(inputs or {})}.items():
             variables[f"INPUT_{name.upper()}"] = value

