@@ -184,9 +184,11 @@ class _Runner:
                                 "results given; nothing to fix" + _notes(sources), collected=collected)
         tip = chain[-1] if chain else None
         if tip is not None and tip.attempt is not None and tip.key not in cycle.marker.results:
-            return self._result(cycle, "skipped", ExitCode.OK, f"attempt {tip.attempt.number} on "
-                                f"{cycle.fix_branch} is waiting for its CI run; no new attempt",
-                                collected=collected)
+            why = (f"attempt {tip.attempt.number} on {cycle.fix_branch} is waiting for its CI run"
+                   if cycle.pr is not None else
+                   f"{cycle.fix_branch} holds attempt {tip.attempt.number} but has no open pull request "
+                   "(closed or merged?); delete the branch to start over")
+            return self._result(cycle, "skipped", ExitCode.OK, why + "; no new attempt", collected=collected)
         return self._attempt(cycle, chain, collected, sources)
 
     def _observed(self, cycle: Cycle, chain: list[Any], green: bool, collected: Collected | None,

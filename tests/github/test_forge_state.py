@@ -4,6 +4,7 @@ marker; a green run resets, a human commit resets, a rerun of the same run never
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,29 @@ def test_locally_verified_failures_count_after_their_commit(repos: tuple[Path, P
     assert again == state
     budget = assess(events(chain, again), 3)
     assert budget.consecutive_failures == 2 and budget.no_progress("e" * 16)
+
+
+def test_seeded_local_record_counts_what_the_forge_state_counts(repos: tuple[Path, Path]) -> None:
+    """The attempt engine reads the local record (`ci_agent.state`); seeded from the marker it
+    must agree with `events` on every kind of event: failed, passed, green run, rolled back."""
+    from ci_agent import git as git_mod
+    from ci_agent import state as local
+    from ci_agent.forge_state import Tried
+    from ci_agent.ghmode.gitops import reset_local_fix_branch, seed_record
+
+    runner, other = repos
+    marker = ForgeState()
+    shas = []
+    for n in (1, 2, 3):
+        shas.append(attempt(other, n, f"r{n}"))
+        chain = read_chain(runner, fetch_fix_branch(runner, FIX))
+        marker = observe_run(marker, chain, str(100 + n), shas[-1], green=(n == 2)).state
+    marker = replace(marker, tried=(Tried(shas[-1], 2, "f" * 16, "e" * 16, "t-1"),))
+    tip = fetch_fix_branch(runner, FIX)
+    chain = read_chain(runner, tip)
+    reset_local_fix_branch(runner, FIX, tip)
+    seed_record(runner, FIX, chain, marker, git_mod.Identity("ci-agent", "ci-agent@example.com"))
+    local_budget = assess(local.read_events(runner, FIX), 3)
+    forge_budget = assess(events(chain, marker), 3)
+    assert (local_budget.consecutive_failures, forge_budget.consecutive_failures) == (2, 2)
+    assert [f.number for f in local_budget.failures] == [f.number for f in forge_budget.failures] == [3, 2]
