@@ -54,6 +54,8 @@ DEFAULT_INPUTS = {"anthropic_api_key": API_KEY, "github_token": ACTIONS_TOKEN, "
                   "model": "", "config": ".ci-agent.yml", "ci_workflow": "", "draft": "true",
                   "dry_run": "false"}
 CI_COMMAND = f"{PYTEST} --junitxml=test-results/junit.xml"
+# The result globs pipelines/github/ci-agent-on-failure.yml passes (the run's artifacts are read).
+TEMPLATE_RESULTS = "**/*.trx\n**/junit*.xml"
 # Variables of the test process that must not leak into the job (the runner starts clean).
 _OURS = ("GITHUB_", "INPUT_", "CI_AGENT_", "RUNNER_")
 
@@ -220,8 +222,13 @@ class World:
                                      head_repository=head_repository, actor=actor)
         default_tip = self.origin_tip("main")
         assert default_tip is not None
+        # As pipelines/github/ci-agent-on-failure.yml: the checkout is of the failed run's commit
+        # (detached, full history), and skipped for a fork's run (an empty workspace).
+        inputs = {"test_results": TEMPLATE_RESULTS, **kwargs.pop("inputs", {})}
+        fork = head_repository not in (None, self.github.full_name)
         # workflow_run jobs run on the default branch: GITHUB_REF/SHA are its last commit.
-        return self.action("workflow_run", payload, ref="main", sha=default_tip, actor=actor, **kwargs)
+        return self.action("workflow_run", payload, ref="main", sha=default_tip, actor=actor,
+                           detach_at=None if fork else ci.sha, no_checkout=fork, inputs=inputs, **kwargs)
 
     def inline(self, branch: str, *, build_log: str | None = None, event: str = "push",
                pr: int | None = None, **kwargs: Any) -> ActionRun:
@@ -248,13 +255,20 @@ class World:
         return self.action("push", payload, ref=branch, sha=tip, inputs=inputs, **kwargs)
 
     def action(self, event_name: str, payload: dict[str, Any], *, ref: str, sha: str,
-               checkout: str | None = None, head_ref: str = "", base_ref: str = "", actor: str = "octocat",
+               checkout: str | None = None, detach_at: str | None = None, no_checkout: bool = False,
+               head_ref: str = "", base_ref: str = "", actor: str = "octocat",
                run_id: int | None = None, run_attempt: int = 1, inputs: dict[str, str] | None = None,
                env: dict[str, str] | None = None) -> ActionRun:
         """Run `ci-agent fix --github` as the action's container step of one job."""
         job = run_id if run_id is not None else next(self._job_runs)
         label = f"job-{job}-{run_attempt}-{len(self.actions)}"
-        workspace = self.checkout(checkout or (ref if event_name != "workflow_run" else "main"), label)
+        if no_checkout:
+            workspace = self.tmp / "runner" / label
+            workspace.mkdir(parents=True)
+        else:
+            workspace = self.checkout(checkout or (ref if event_name != "workflow_run" else "main"), label)
+            if detach_at is not None:
+                git(workspace, "checkout", "-q", "--detach", detach_at)
         files = self.tmp / "runner" / f"{label}-files"
         files.mkdir(parents=True)
         event_path = files / "event.json"

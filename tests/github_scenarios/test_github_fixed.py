@@ -36,6 +36,7 @@ def test_fixed_on_attempt_1_then_green_ci_makes_it_ready(world: World) -> None:
     assert model_calls(world) == 1
     report = model.first_user_text(world.api.message_requests[0])
     assert "test_no_ratings_yet" in report and "ZeroDivisionError" in report
+    assert "junit.xml" in report, "the run's artifact (JUnit XML) was fetched and read, besides the log"
     # the fix branch: one commit on the failing commit, holding exactly the fix, with our trailers
     assert main_tip is not None and world.origin_tip("main") == main_tip, "main is never pushed to"
     (tip,) = world.commits(main_tip, FIX_BRANCH)
