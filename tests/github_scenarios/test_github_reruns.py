@@ -1,0 +1,77 @@
+"""Runs that go wrong half-way and runs from other places: a job that dies on the model service is
+rerun and counts its CI failure once; inline mode on the fix branch carries on the cycle; a
+source pull request listed in the workflow_run payload gets the status comment too."""
+
+from __future__ import annotations
+
+from ci_agent.errors import ExitCode
+from tests.fakes.anthropic_fake import Fault
+from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World, same_repo_pr
+from tests.github_scenarios.steps import (
+    answer,
+    assert_fix_pr_outputs,
+    fail_attempts,
+    model_calls,
+    the_status_comment,
+    version,
+)
+from tests.scenarios import model_scripts as model
+from tests.scenarios.sample_repos import PYTHON
+
+
+def test_a_rerun_after_a_model_outage_counts_the_failure_once(world: World) -> None:
+    world.inputs["github_token"] = USER_TOKEN
+    fail_attempts(world, 1)
+    red = world.ci_runs[-1]
+    world.api.reply(Fault(401, "authentication_error", "invalid x-api-key"))
+
+    died = world.after_ci(red, run_id=5150)
+
+    assert died.exit_code == ExitCode.EXTERNAL_SERVICE, str(died)
+    tip = world.origin_tip(FIX_BRANCH)
+    answer(world, "floor", "fix")
+
+    rerun = world.after_ci(red, run_id=5150, run_attempt=2)
+
+    assert rerun.exit_code == 0, str(rerun)
+    assert_fix_pr_outputs(world, rerun, "committed", attempt=2)
+    assert world.origin_tip(FIX_BRANCH) != tip
+    assert world.show(FIX_BRANCH, PYTHON.fix.path) == version(world, "fix")
+    assert model_calls(world) == 3, "attempt 1, the refused call, attempt 2"
+
+
+def test_inline_mode_on_the_fix_branch_carries_on(world: World) -> None:
+    """The fix branch's own CI job fails and its ci-agent step runs: attempt 1 failed, attempt 2."""
+    world.inputs["github_token"] = USER_TOKEN
+    answer(world, "broken", "floor", summary="Divide with //.")
+    first = world.inline("main")
+    assert first.exit_code == 0, str(first)
+    answer(world, "floor", "fix")
+
+    second = world.inline(FIX_BRANCH)
+
+    assert second.exit_code == 0, str(second)
+    assert_fix_pr_outputs(world, second, "committed", attempt=2)
+    assert len(world.pulls_from(FIX_BRANCH)) == 1
+    assert world.show(FIX_BRANCH, PYTHON.fix.path) == version(world, "fix")
+    assert "test_average_of_several_ratings" in model.first_user_text(world.api.message_requests[1])
+
+
+def test_the_source_pull_request_gets_the_status_comment_too(world: World) -> None:
+    world.inputs["github_token"] = USER_TOKEN
+    world.repo.git("push", "-q", "origin", "main:refs/heads/feature/stars")
+    world.github.pulls[1] = {"number": 1, "state": "open", "title": "Stars", "body": "", "draft": False,
+                             "head": "feature/stars", "base": "main", "user": "octocat", "labels": []}
+    world.github._numbers = iter(range(2, 100))  # type: ignore[assignment]
+    ci = world.ci("feature/stars", pull_requests=[same_repo_pr(world, 1, "feature/stars")],
+                  event="pull_request")
+    answer(world, "broken", "fix")
+
+    run = world.after_ci(ci)
+
+    assert run.exit_code == 0, str(run)
+    (pull,) = world.pulls_from("ci-agent/fix/feature/stars")
+    assert pull["base"] == "feature/stars"
+    the_status_comment(world, pull["number"])
+    the_status_comment(world, 1)
+    assert world.github.pulls[1]["labels"] == [], "the person's PR is not labelled as ours"
