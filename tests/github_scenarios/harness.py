@@ -20,6 +20,8 @@ import itertools
 import json
 import os
 import shlex
+import subprocess
+import sys
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ from typing import Any
 
 import pytest
 
+import ci_agent
 from ci_agent.main import main
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.github_scenarios.fake_site import (
@@ -85,6 +88,44 @@ class ActionRun:
     def __str__(self) -> str:
         return (f"exit {self.exit_code}\noutputs {self.outputs}\n--- stdout\n{self.stdout}\n"
                 f"--- stderr\n{self.stderr}\n--- summary\n{self.summary[:3000]}")
+
+
+@dataclass
+class Job:
+    """A prepared ci-agent job: its environment, workspace and step files."""
+
+    world: World
+    variables: dict[str, str]
+    workspace: Path
+    output: Path
+    summary: Path
+    child: subprocess.Popen[str] | None = None
+
+    def run(self, process: bool = False) -> ActionRun:
+        if process:
+            self.start()
+            return self.wait()
+        code, out, err = self.world._invoke(self.variables, self.workspace)
+        return self.world.finish(self, code, out, err)
+
+    def start(self) -> Job:
+        """`python -m ci_agent fix --github` in a child process, as the container's entrypoint."""
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith(_OURS) and k not in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
+                                                         "GITHUB_TOKEN", "CI"}}
+        # The code under test, not whatever checkout the environment's editable install names.
+        source = str(Path(ci_agent.__file__).resolve().parents[1])
+        path = os.pathsep.join(p for p in (source, base.get("PYTHONPATH", "")) if p)
+        self.child = subprocess.Popen([sys.executable, "-m", "ci_agent", "fix", "--github"],
+                                      cwd=self.workspace, env={**base, **self.variables, "PYTHONPATH": path},
+                                      text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return self
+
+    def wait(self) -> ActionRun:
+        assert self.child is not None
+        out, err = self.child.communicate(timeout=300)
+        return self.world.finish(self, self.child.returncode, out, err)
 
 
 def parse_github_output(text: str) -> dict[str, str]:
@@ -215,9 +256,13 @@ class World:
 
     # -- the ci-agent job ----------------------------------------------------------------------
 
-    def after_ci(self, ci: CiRun, *, head_repository: str | None = None, actor: str = "octocat",
-                 **kwargs: Any) -> ActionRun:
-        """The ci-agent workflow_run job triggered by the completion of `ci`."""
+    def after_ci(self, ci: CiRun, *, process: bool = False, **kwargs: Any) -> ActionRun:
+        """The ci-agent workflow_run job triggered by the completion of `ci`, run to its end."""
+        return self.job_after_ci(ci, **kwargs).run(process)
+
+    def job_after_ci(self, ci: CiRun, *, head_repository: str | None = None, actor: str = "octocat",
+                     **kwargs: Any) -> Job:
+        """The ci-agent workflow_run job triggered by the completion of `ci`, prepared."""
         payload = workflow_run_event(self.github.full_name, self.github.run_json(ci.id),
                                      head_repository=head_repository, actor=actor)
         default_tip = self.origin_tip("main")
@@ -227,8 +272,8 @@ class World:
         inputs = {"test_results": TEMPLATE_RESULTS, **kwargs.pop("inputs", {})}
         fork = head_repository not in (None, self.github.full_name)
         # workflow_run jobs run on the default branch: GITHUB_REF/SHA are its last commit.
-        return self.action("workflow_run", payload, ref="main", sha=default_tip, actor=actor,
-                           detach_at=None if fork else ci.sha, no_checkout=fork, inputs=inputs, **kwargs)
+        return self._prepare("workflow_run", payload, ref="main", sha=default_tip, actor=actor,
+                             detach_at=None if fork else ci.sha, no_checkout=fork, inputs=inputs, **kwargs)
 
     def inline(self, branch: str, *, build_log: str | None = None, event: str = "push",
                pr: int | None = None, **kwargs: Any) -> ActionRun:
@@ -258,8 +303,18 @@ class World:
                checkout: str | None = None, detach_at: str | None = None, no_checkout: bool = False,
                head_ref: str = "", base_ref: str = "", actor: str = "octocat",
                run_id: int | None = None, run_attempt: int = 1, inputs: dict[str, str] | None = None,
-               env: dict[str, str] | None = None) -> ActionRun:
-        """Run `ci-agent fix --github` as the action's container step of one job."""
+               env: dict[str, str] | None = None, process: bool = False) -> ActionRun:
+        """Run `ci-agent fix --github` as the action's container step of one job: in this process,
+        or (`process=True`) as `python -m ci_agent` in a child process, started and awaited."""
+        return self._prepare(event_name, payload, ref=ref, sha=sha, checkout=checkout, detach_at=detach_at,
+                             no_checkout=no_checkout, head_ref=head_ref, base_ref=base_ref, actor=actor,
+                             run_id=run_id, run_attempt=run_attempt, inputs=inputs, env=env).run(process)
+
+    def _prepare(self, event_name: str, payload: dict[str, Any], *, ref: str, sha: str,
+                 checkout: str | None = None, detach_at: str | None = None, no_checkout: bool = False,
+                 head_ref: str = "", base_ref: str = "", actor: str = "octocat", run_id: int | None = None,
+                 run_attempt: int = 1, inputs: dict[str, str] | None = None,
+                 env: dict[str, str] | None = None) -> Job:
         job = run_id if run_id is not None else next(self._job_runs)
         label = f"job-{job}-{run_attempt}-{len(self.actions)}"
         if no_checkout:
@@ -299,9 +354,11 @@ class World:
         for name, value in {**self.inputs, **(inputs or {})}.items():
             variables[f"INPUT_{name.upper()}"] = value
         variables.update(env or {})
-        code, out, err = self._invoke(variables, workspace)
-        found = ActionRun(code, out, err, parse_github_output(output.read_text()),
-                          summary.read_text(), workspace, variables)
+        return Job(self, variables, workspace, output, summary)
+
+    def finish(self, job: Job, code: int, out: str, err: str) -> ActionRun:
+        found = ActionRun(code, out, err, parse_github_output(job.output.read_text()),
+                          job.summary.read_text(), job.workspace, job.variables)
         self.actions.append(found)
         return found
 
