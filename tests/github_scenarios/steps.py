@@ -71,14 +71,18 @@ def model_calls(world: World) -> int:
     return len(world.api.message_requests)
 
 
-def fail_attempts(world: World, count: int) -> None:
-    """Attempts 1..count, each a wrong patch on top of the last, each failing the branch's CI."""
+def fail_attempts(world: World, count: int) -> list[str]:
+    """Attempts 1..count, each a wrong patch on top of the last, each failing the branch's CI.
+    Returns the status comment's text after each attempt was pushed."""
     ci = world.ci("main")
     current = "broken"
+    said: list[str] = []
     for name in WRONG_ORDER[:count]:
         answer(world, current, name, summary=WRONG_SUMMARIES[name])
         done = world.after_ci(ci)
         assert done.exit_code == 0 and done.outputs.get("outcome") == "committed", str(done)
+        said.append(the_status_comment(world, world.fix_pull()["number"])["body"])
         current = name
         ci = world.ci(FIX_BRANCH)
         assert ci.conclusion == "failure"
+    return said

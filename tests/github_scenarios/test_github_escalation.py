@@ -13,13 +13,17 @@ from tests.github_scenarios.steps import (
     model_calls,
     status_comments,
 )
+from tests.scenarios import model_scripts as model
 
 
 def test_three_failures_escalate_once_and_a_fourth_run_asks_nobody(world: World) -> None:
     world.inputs["github_token"] = USER_TOKEN
-    fail_attempts(world, 3)
+    said = fail_attempts(world, 3)
     last = world.ci_runs[-1]
     assert model_calls(world) == 3
+    # attempts 1 and 2 left the same tests failing: the third prompt and status comment say so
+    assert "no progress" in model.first_user_text(world.api.message_requests[2]).lower()
+    assert "no progress" in said[2].lower() and "no progress" not in said[1].lower()
 
     escalated = world.after_ci(last)
 

@@ -47,6 +47,11 @@ def test_fixed_on_attempt_1_then_green_ci_makes_it_ready(world: World) -> None:
     assert pull["draft"] is True and pull["base"] == "main" and pull["state"] == "open"
     assert "ci-agent" in pull["labels"]
     assert ROOT_CAUSE in (pull["body"] or "") and RATINGS in (pull["body"] or "")
+    body = pull["body"]
+    assert "test_no_ratings_yet" in body, "the failure"
+    assert "+    if not ratings:" in body, "the patch"
+    spent = sum(model.USAGE.values())  # one model call: input, output, cache write and read
+    assert str(spent) in body and first.outputs["tokens"] == str(spent), "token usage"
     status = dict(the_status_comment(world, pull["number"]))  # a copy: the fake edits its own
     assert status["user"] == "octocat", "written by the token's account"
     assert "attempt 1" in status["body"].lower()
