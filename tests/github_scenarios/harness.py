@@ -190,11 +190,13 @@ class World:
     def origin_branches(self) -> list[str]:
         return git(self.repo.origin, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
 
-    def checkout(self, ref: str, name: str) -> Path:
-        """A clone of origin at branch `ref`, as actions/checkout leaves it (full history)."""
+    def checkout(self, ref: str, name: str, shallow: bool = False) -> Path:
+        """A clone of origin at branch `ref`, as actions/checkout leaves it: full history
+        (`fetch-depth: 0`), or `shallow` (its default `fetch-depth: 1`)."""
         path = self.tmp / "runner" / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        git(self.tmp, "clone", "-q", "--branch", ref, str(self.repo.origin), str(path))
+        depth = ["--depth", "1"] if shallow else []
+        git(self.tmp, "clone", "-q", *depth, "--branch", ref, f"file://{self.repo.origin}", str(path))
         git(path, "config", "user.name", "Dev Person")
         git(path, "config", "user.email", "dev@example.com")
         return path
@@ -303,25 +305,27 @@ class World:
                checkout: str | None = None, detach_at: str | None = None, no_checkout: bool = False,
                head_ref: str = "", base_ref: str = "", actor: str = "octocat",
                run_id: int | None = None, run_attempt: int = 1, inputs: dict[str, str] | None = None,
-               env: dict[str, str] | None = None, process: bool = False) -> ActionRun:
+               env: dict[str, str] | None = None, process: bool = False, shallow: bool = False) -> ActionRun:
         """Run `ci-agent fix --github` as the action's container step of one job: in this process,
         or (`process=True`) as `python -m ci_agent` in a child process, started and awaited."""
         return self._prepare(event_name, payload, ref=ref, sha=sha, checkout=checkout, detach_at=detach_at,
                              no_checkout=no_checkout, head_ref=head_ref, base_ref=base_ref, actor=actor,
-                             run_id=run_id, run_attempt=run_attempt, inputs=inputs, env=env).run(process)
+                             run_id=run_id, run_attempt=run_attempt, inputs=inputs, env=env,
+                             shallow=shallow).run(process)
 
     def _prepare(self, event_name: str, payload: dict[str, Any], *, ref: str, sha: str,
                  checkout: str | None = None, detach_at: str | None = None, no_checkout: bool = False,
                  head_ref: str = "", base_ref: str = "", actor: str = "octocat", run_id: int | None = None,
                  run_attempt: int = 1, inputs: dict[str, str] | None = None,
-                 env: dict[str, str] | None = None) -> Job:
+                 env: dict[str, str] | None = None, shallow: bool = False) -> Job:
         job = run_id if run_id is not None else next(self._job_runs)
         label = f"job-{job}-{run_attempt}-{len(self.actions)}"
         if no_checkout:
             workspace = self.tmp / "runner" / label
             workspace.mkdir(parents=True)
         else:
-            workspace = self.checkout(checkout or (ref if event_name != "workflow_run" else "main"), label)
+            workspace = self.checkout(checkout or (ref if event_name != "workflow_run" else "main"), label,
+                                      shallow)
             if detach_at is not None:
                 git(workspace, "checkout", "-q", "--detach", detach_at)
         files = self.tmp / "runner" / f"{label}-files"

@@ -75,3 +75,20 @@ def test_the_source_pull_request_gets_the_status_comment_too(world: World) -> No
     the_status_comment(world, pull["number"])
     the_status_comment(world, 1)
     assert world.github.pulls[1]["labels"] == [], "the person's PR is not labelled as ours"
+
+
+def test_inline_step_in_a_shallow_checkout(world: World) -> None:
+    """The 5-minute setup: one step added to an existing workflow whose actions/checkout keeps its
+    default `fetch-depth: 1`. The cycle must still work across runs (trailers, fix branch)."""
+    world.inputs["github_token"] = USER_TOKEN
+    answer(world, "broken", "floor", summary="Divide with //.")
+    first = world.inline("main", shallow=True)
+    assert first.exit_code == 0, str(first)
+    assert_fix_pr_outputs(world, first, "committed", attempt=1)
+    answer(world, "floor", "fix")
+
+    second = world.inline(FIX_BRANCH, shallow=True)
+
+    assert second.exit_code == 0, str(second)
+    assert_fix_pr_outputs(world, second, "committed", attempt=2)
+    assert world.show(FIX_BRANCH, PYTHON.fix.path) == version(world, "fix")
