@@ -8,6 +8,8 @@ import pytest
 from ci_agent.errors import ExitCode
 from tests.fakes.github_fake import Reply, error, forbidden, rate_limited_429
 from tests.github_scenarios.harness import (
+    FIX_BRANCH,
+    USER_TOKEN,
     CiRun,
     World,
 )
@@ -101,3 +103,24 @@ def test_an_api_that_keeps_failing_is_retried_then_exit_5(world: World, forge_wa
     assert model_calls(world) == 0
 
 
+
+
+@pytest.mark.xfail(strict=True, reason="the rerun skips ('attempt 1 ... is waiting for its CI run') and the fix "
+                   "branch's CI is then skipped for want of an open fix PR: the pushed fix stays orphaned")
+def test_a_rerun_after_the_permission_is_granted_opens_the_missing_pr(world: World) -> None:
+    """The first job pushed attempt 1 but could not open the PR (403: pull-requests: write
+    missing). Someone grants the permission and re-runs the job: the fix must not stay orphaned
+    on a branch without a pull request (every later run would skip it for want of one)."""
+    world.inputs["github_token"] = USER_TOKEN
+    world.github.inject(forbidden("pull_requests=write"), path=r"/pulls$", method="POST", times=1)
+    answer(world, "broken", "fix")
+    red = world.ci("main")
+    first = world.after_ci(red, run_id=8080)
+    assert first.exit_code == ExitCode.EXTERNAL_SERVICE, str(first)
+    assert FIX_BRANCH in world.origin_branches() and world.github.pulls == {}
+
+    rerun = world.after_ci(red, run_id=8080, run_attempt=2)
+
+    assert rerun.exit_code == 0, str(rerun)
+    assert len(world.pulls_from(FIX_BRANCH)) == 1, "the pull request of the pushed attempt"
+    assert model_calls(world) == 1, "the pushed attempt is reused, not asked for again"
