@@ -105,8 +105,9 @@ def test_an_api_that_keeps_failing_is_retried_then_exit_5(world: World, forge_wa
 
 
 
-@pytest.mark.xfail(strict=True, reason="the rerun skips ('holds attempt 1 but has no open pull request (closed "
-                   "or merged?)') and the fix branch's CI is skipped for want of a PR: the fix stays orphaned")
+@pytest.mark.xfail(strict=True, reason="the rerun skips ('holds attempt 1 but has no open pull "
+                   "request (closed or merged?)') and the fix branch's CI is skipped for want of a PR: "
+                   "the fix stays orphaned")
 def test_a_rerun_after_the_permission_is_granted_opens_the_missing_pr(world: World) -> None:
     """The first job pushed attempt 1 but could not open the PR (403: pull-requests: write
     missing). Someone grants the permission and re-runs the job: the fix must not stay orphaned
