@@ -78,3 +78,27 @@ def test_a_dry_run_sends_pushes_and_posts_nothing(world: World) -> None:
     assert world.api.requests == []
     assert world.origin_branches() == ["main"]
     assert world.github.pulls == {} and world.github.comments == {}
+
+
+MANY = '''import pytest
+
+
+@pytest.mark.parametrize("case", range(25))
+def test_many_cases(case: int) -> None:
+    assert case < 0, f"case {case} is not negative"
+'''
+
+
+def test_annotations_stay_within_the_per_step_limits(world: World) -> None:
+    """GitHub shows at most 10 annotations of each type per step (DESIGN.md §4.6); 27 failing
+    tests must not print more `::error` lines than that (the rest are in the summary)."""
+    world.inputs["github_token"] = USER_TOKEN
+    world.human_commit("main", "tests/test_many.py", MANY, "tests: many cases")
+
+    run = world.inline("main")  # the model's default answer in these scenarios: give_up
+
+    assert run.exit_code == ExitCode.NO_SAFE_PATCH, str(run)
+    assert_outputs(run, "gave_up")
+    errors = [line for line in run.stdout.splitlines() if line.startswith("::error")]
+    assert 1 <= len(errors) <= 10, len(errors)
+    assert "test_many_cases" in run.summary
