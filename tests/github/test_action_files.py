@@ -133,11 +133,18 @@ def test_every_zizmor_suppression_says_why() -> None:
 def test_the_workflow_run_reason_holds_no_fork_code_is_checked_out_or_run() -> None:
     """The suppression of dangerous-triggers says: no fork code is checked out or run with
     secrets. That is true when the only checkout is conditioned on the head repository being
-    this one, the job runs only on failures, and no step runs a command at all."""
+    this one, the job runs only on failures and green fix-branch runs, and no step runs a command at all."""
     workflow = _load(ON_FAILURE)
     assert _on(workflow)["workflow_run"]["types"] == ["completed"]
     (job,) = workflow["jobs"].values()
-    assert job["if"] == "github.event.workflow_run.conclusion == 'failure'"
+    # Failed runs, and green runs of our own fix branches (to close the cycle). A fork can name a
+    # branch `ci-agent/fix/x` too: the checkout condition below and ci-agent's own fork refusal
+    # (from the payload, before anything else) are what keep its code out.
+    assert " ".join(job["if"].split()) == (
+        "github.event.workflow_run.conclusion == 'failure' || "
+        "(github.event.workflow_run.conclusion == 'success' && "
+        "startsWith(github.event.workflow_run.head_branch, 'ci-agent/fix/'))"
+    )
     checkouts = [s for _, s in _steps(workflow) if str(s.get("uses", "")).startswith("actions/checkout@")]
     assert checkouts
     for step in checkouts:
