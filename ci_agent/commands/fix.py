@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ci_agent import git, state
+from ci_agent import state
+from ci_agent.commands import repo_root_arg
 from ci_agent.commands.distill import write_stdout
 from ci_agent.config import Settings, load_settings
 from ci_agent.errors import CiAgentError, ExitCode, UsageError
@@ -76,14 +77,6 @@ class _Events:
         detail = " ".join(f"{k}={v}" for k, v in fields.items() if not isinstance(v, dict | list))
         print(self.redact(f"ci-agent: {event} {detail}".rstrip()), file=sys.stderr, flush=True)
 
-
-def _repo_root(directory: str) -> Path:
-    if not Path(directory).is_dir():
-        raise UsageError(f"--repo {directory}: no such directory")
-    try:
-        return git.toplevel(directory)
-    except git.GitError as exc:
-        raise UsageError(f"--repo {directory}: not inside a git repository") from exc
 
 
 def _source_branch(repo: Path) -> str:
@@ -190,7 +183,7 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
         return github_fix(environ, client_factory)
     if not args.local:
         raise UsageError("give --local (this repository) or --github (inside GitHub Actions)")
-    repo = _repo_root(args.repo)
+    repo = repo_root_arg(args.repo)
     settings = load_settings(repo, environ, _overrides(args))
     redactor = Redactor.from_environ(environ)
     redact: Callable[[str], str] = redactor.redact

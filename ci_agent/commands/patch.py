@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ci_agent import git
+from ci_agent.commands import repo_root_arg
 from ci_agent.config import load_settings
-from ci_agent.errors import ExitCode, InputError, UsageError
+from ci_agent.errors import ExitCode, InputError
 from ci_agent.patch.engine import Verdict, apply_patch, review
 
 
@@ -50,14 +50,6 @@ def _read_patch(name: str) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def _repo_root(directory: str) -> Path:
-    if not Path(directory).is_dir():
-        raise UsageError(f"--repo {directory}: no such directory")
-    try:
-        return git.toplevel(directory)
-    except git.GitError as exc:
-        raise UsageError(f"--repo {directory}: not inside a git repository") from exc
-
 
 def _print_text(verdict: Verdict, applied: bool) -> None:
     if verdict.ok:
@@ -73,7 +65,7 @@ def _print_text(verdict: Verdict, applied: bool) -> None:
 
 
 def run_patch(args: argparse.Namespace) -> ExitCode:
-    repo = _repo_root(args.repo)
+    repo = repo_root_arg(args.repo)
     settings = load_settings(repo)
     text = _read_patch(args.patch_file)
     applying = args.patch_action == "apply"
