@@ -95,8 +95,6 @@ def test_a_green_run_of_a_source_branch_starts_nothing() -> None:
     assert not evaluate_if(job.get("if"), _context("workflow_run", _run_payload("main", "success")))
 
 
-@pytest.mark.xfail(strict=True, reason="the job's `if:` only admits conclusion == 'failure', so ci-agent "
-                   "never sees CI go green on the fix branch: no success comment, PR never marked ready")
 def test_green_ci_on_the_fix_branch_reaches_ci_agent() -> None:
     """DESIGN.md §4.3 / issue 5: a success comment when CI goes green on the fix branch, and the
     PR marked ready for review (test_github_fixed.py shows ci-agent does it when it runs)."""
