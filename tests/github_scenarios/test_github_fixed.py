@@ -20,6 +20,7 @@ from tests.github_scenarios.steps import (
     version,
 )
 from tests.scenarios import model_scripts as model
+from tests.scenarios.sample_repos import PYTEST
 
 MIB = 1024 * 1024
 
@@ -107,3 +108,28 @@ def test_fixed_on_attempt_2(world: World) -> None:
     assert model_calls(world) == 2
 
 
+
+
+def test_verify_input_checks_each_attempt_before_the_push(world: World) -> None:
+    """With `verify`, a patch that fails it is rolled back within the job (never pushed) and the
+    next attempt follows; only the verified fix reaches the branch.
+
+    The results are read from the job log only (`test_results` matches no artifact file): the
+    failed run's JUnit artifact, extracted less than a second before a verify starts, would be
+    taken for the verify's own result (collect's one-second mtime slack) and fail a good patch."""
+    world.inputs.update(github_token=USER_TOKEN, verify=PYTEST)
+    answer(world, "broken", "floor", summary="Divide with //.")
+    answer(world, "broken", "fix")
+    main_tip = world.origin_tip("main")
+    assert main_tip is not None
+
+    run = world.after_ci(world.ci("main"), inputs={"test_results": "**/*.trx"})
+
+    assert run.exit_code == 0, str(run)
+    assert model_calls(world) == 2
+    assert_fix_pr_outputs(world, run, "fixed", attempt=2)
+    (tip,) = world.commits(main_tip, FIX_BRANCH)
+    assert world.show(FIX_BRANCH, RATINGS) == version(world, "fix")
+    assert world.trailers(tip).get("CI-Agent-Attempt") == ["2"]
+    body = the_status_comment(world, world.fix_pull()["number"])["body"]
+    assert "1 of 3" in body or "attempt 2" in body.lower(), body
