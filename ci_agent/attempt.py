@@ -232,8 +232,10 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
          removed=verdict.removed)
     attempt_id = uuid.uuid4().hex[:16]
     if plan.verify:
-        after = collect(workdir, command=plan.verify, timeout_s=plan.timeout_s,
-                        result_globs=plan.result_globs)
+        # Only results the verify command writes in the worktree: absolute globs point at files
+        # of the failed run (downloaded artifacts), which must never pass for the verify's own.
+        own_results = tuple(glob for glob in plan.result_globs if not is_absolute(glob))
+        after = collect(workdir, command=plan.verify, timeout_s=plan.timeout_s, result_globs=own_results)
         log.verified = not after.red
         emit("verified", attempt=log.number, ok=log.verified, fingerprint=after.fingerprint)
         if after.red:
