@@ -9,15 +9,15 @@ from ci_agent.forge.base import (
     Artifact,
     ChangeRequest,
     Comment,
-    CommentLister,
     Forge,
     Job,
     JobLog,
     Limits,
     Permission,
+    PipelineStarter,
     parse_marker,
     render_marker,
 )
 
-__all__ = ["Artifact", "ChangeRequest", "Comment", "CommentLister", "Forge", "Job", "JobLog",
-           "Limits", "Permission", "parse_marker", "render_marker"]
+__all__ = ["Artifact", "ChangeRequest", "Comment", "Forge", "Job", "JobLog",
+           "Limits", "Permission", "PipelineStarter", "parse_marker", "render_marker"]

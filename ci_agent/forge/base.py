@@ -126,7 +126,19 @@ class Forge(Protocol):
 
     def remove_label(self, number: int, label: str) -> None: ...
 
-    def add_reaction(self, comment_id: int, reaction: str = "eyes") -> None: ...
+    def list_comments(self, number: int) -> list[Comment]: ...
+
+    def post_comment(self, number: int, body: str) -> Comment:
+        """A new comment written as our own account (the escalation comment, command answers)."""
+        ...
+
+    def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
+        """React to comment `comment_id` of change request `number` (GitLab needs both)."""
+        ...
+
+    def own_login(self) -> str:
+        """The account our token writes as: only its comments can be our status comment."""
+        ...
 
     def permission(self, username: str) -> Permission: ...
 
@@ -138,11 +150,14 @@ class Forge(Protocol):
 
 
 @runtime_checkable
-class CommentLister(Protocol):
-    """Optional: reading every comment of a change request (slash commands). Not every forge
-    exposes it the same way (GitLab notes vs discussions), hence a separate capability."""
+class PipelineStarter(Protocol):
+    """Optional: forges whose pushes may start no pipeline (GitLab's job token) let us start one."""
 
-    def list_comments(self, number: int) -> list[Comment]: ...
+    def pipeline_for(self, ref: str, sha: str) -> int | None:
+        """The id of a pipeline already running or done for commit `sha` on `ref`, if any."""
+        ...
+
+    def start_pipeline(self, ref: str, variables: Mapping[str, str]) -> int: ...
 
 
 def render_marker(state: Mapping[str, Any]) -> str:

@@ -231,7 +231,11 @@ class GitHubForge:
             if status_of(error) != 404:  # not there: already the state we want
                 raise
 
-    def add_reaction(self, comment_id: int, reaction: str = "eyes") -> None:
+    def post_comment(self, number: int, body: str) -> Comment:
+        return self._call(f"comment on #{number}", "pull-requests: write",
+                          lambda: _comment(self._repo.get_issue(number).create_comment(body)))
+
+    def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
         self._call(f"react to comment {comment_id}", "issues: write",
                    lambda: self._issue_comment(comment_id).create_reaction(reaction))
 

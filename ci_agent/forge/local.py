@@ -245,11 +245,22 @@ class LocalForge:
             entry = self._entry(state, number)
             entry["labels"] = [x for x in entry["labels"] if x != label]
 
-    def add_reaction(self, comment_id: int, reaction: str = "eyes") -> None:
+    def post_comment(self, number: int, body: str) -> Comment:
+        with self._writing() as state:
+            self._entry(state, number)
+            comment_id = self._new_id(state)
+            state["comments"].append({"id": comment_id, "number": number, "body": body,
+                                      "author": self._own_login, "bot": True})
+            return Comment(comment_id, body, self._own_login, True)
+
+    def own_login(self) -> str:
+        return self._own_login
+
+    def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
         if reaction not in _REACTIONS:
             raise ForgeError(f"{reaction!r} is not a reaction a forge accepts.")
         with self._writing() as state:
-            if not any(c["id"] == comment_id for c in state["comments"]):
+            if not any(c["id"] == comment_id and c["number"] == number for c in state["comments"]):
                 raise ForgeError(f"The local forge has no comment {comment_id}.")
             record = [comment_id, reaction, self._own_login]
             if record not in state["reactions"]:

@@ -390,19 +390,8 @@ def _repo_root(workspace: Path) -> Path:
 
 def _post_once(forge: Forge, number: int, body: str) -> None:
     """The escalation comment, unless one of ours is already there (a rerun after a crash)."""
-    from ci_agent.forge.base import CommentLister
-
-    if isinstance(forge, CommentLister):
-        own = getattr(forge, "own_login", lambda: "")()
-        for comment in forge.list_comments(number):
-            if comment.body.startswith(texts.ESCALATION_TAG) and comment.author.lower() == str(own).lower():
-                return
-    adder = getattr(forge, "add_comment", None)
-    if callable(adder):
-        adder(number, body)
-        return
-    # GitHubForge has no plain "add a comment" yet: use its retrying call and repository handle.
-    call = forge._call  # type: ignore[attr-defined]
-    repository = forge._repo  # type: ignore[attr-defined]
-    call(f"comment on #{number}", "pull-requests: write",
-         lambda: repository.get_issue(number).create_comment(body))
+    own = forge.own_login().lower()
+    for comment in forge.list_comments(number):
+        if comment.body.startswith(texts.ESCALATION_TAG) and comment.author.lower() == own:
+            return
+    forge.post_comment(number, body)

@@ -269,11 +269,19 @@ def test_reaction_on_a_comment(fake: GitHubFake) -> None:
     forge = make(fake)
     number = forge.open_change_request(FIX, "main", "t", "b").number
     comment_id = fake.add_comment(number, "/ci-agent fix", "octocat")
-    forge.add_reaction(comment_id, "eyes")
-    forge.add_reaction(comment_id, "eyes")
+    forge.add_reaction(number, comment_id, "eyes")
+    forge.add_reaction(number, comment_id, "eyes")
     assert fake.reactions == [(comment_id, "eyes", ACTIONS_BOT)]
     with pytest.raises(ForgeError, match="422"):
-        forge.add_reaction(comment_id, "thumbs")
+        forge.add_reaction(number, comment_id, "thumbs")
+
+
+def test_post_comment_writes_as_the_token_account(fake: GitHubFake) -> None:
+    forge = make(fake)
+    number = forge.open_change_request(FIX, "main", "t", "b").number
+    posted = forge.post_comment(number, "escalated")
+    assert posted.author == ACTIONS_BOT and posted.body == "escalated"
+    assert [c.id for c in forge.list_comments(number)] == [posted.id]
 
 
 @pytest.mark.parametrize(("role", "expected"), [

@@ -68,11 +68,16 @@ def test_labels_reactions_permission_dispatch_branches(tmp_path: Path) -> None:
     forge.remove_label(number, "absent")
     assert forge.find_change_request(FIX).labels == ("ci-agent",)  # type: ignore[union-attr]
     comment = forge.add_comment(number, "/ci-agent fix", "dev")
-    forge.add_reaction(comment)
-    forge.add_reaction(comment)
+    forge.add_reaction(number, comment)
+    forge.add_reaction(number, comment)
     assert forge.read()["reactions"] == [[comment, "eyes", LOCAL_BOT]]
     with pytest.raises(ForgeError):
-        forge.add_reaction(comment, "thumbs")
+        forge.add_reaction(number, comment, "thumbs")
+    with pytest.raises(ForgeError):
+        forge.add_reaction(number + 1, comment)  # a comment of another change request
+    posted = forge.post_comment(number, "escalated")
+    assert (posted.author, posted.author_is_bot) == (forge.own_login(), True)
+    assert posted in forge.list_comments(number)
     assert forge.permission("dev") is Permission.MAINTAIN
     assert forge.permission("guest") is Permission.READ
     assert forge.permission("stranger") is Permission.NONE
