@@ -35,7 +35,7 @@ _FALSE = ("false", "False", "FALSE")
 @dataclass(frozen=True)
 class ActionInputs:
     anthropic_api_key: str = ""
-    github_token: str = ""
+    token: str = ""  # input github_token (GitLab: the CI_AGENT_GITLAB_TOKEN variable)
     build_logs: tuple[str, ...] = ()
     test_results: tuple[str, ...] = (DEFAULT_RESULTS,)
     verify: str = ""
@@ -48,7 +48,7 @@ class ActionInputs:
     dry_run: bool = False
 
     def secrets(self) -> tuple[str, ...]:
-        return tuple(v for v in (self.anthropic_api_key, self.github_token) if v)
+        return tuple(v for v in (self.anthropic_api_key, self.token) if v)
 
 
 def input_env_name(name: str) -> str:
@@ -94,7 +94,7 @@ def action_inputs(env: Mapping[str, str]) -> ActionInputs:
                          f"not {attempts_text[:40]!r}")
     return ActionInputs(
         anthropic_api_key=key,
-        github_token=_raw(env, "github_token"),
+        token=_raw(env, "github_token"),
         build_logs=split_list(env.get(input_env_name("build_logs"), "")),
         test_results=split_list(env.get(input_env_name("test_results"), "")) or (DEFAULT_RESULTS,),
         verify=_raw(env, "verify"),

@@ -178,7 +178,7 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
 
     environ = os.environ if env is None else env
     if args.github:
-        from ci_agent.ghmode.finish import github_fix
+        from ci_agent.fixcycle.github import github_fix
 
         return github_fix(environ, client_factory)
     if not args.local:

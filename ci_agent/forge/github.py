@@ -155,10 +155,15 @@ class GitHubForge:
 
     # -- change requests ---------------------------------------------------------------------
 
-    def find_change_request(self, source_branch: str) -> ChangeRequest | None:
+    def find_change_request(self, source_branch: str, include_closed: bool = False) -> ChangeRequest | None:
         def fetch() -> ChangeRequest | None:
-            pulls = self._repo.get_pulls(state="open", head=f"{self._owner}:{source_branch}")
-            return next((_change_request(p) for p in pulls), None)
+            head = f"{self._owner}:{source_branch}"
+            found = next((_change_request(p) for p in self._repo.get_pulls(state="open", head=head)), None)
+            if found is None and include_closed:
+                # newest first: the last decision a person made about this branch
+                pulls = self._repo.get_pulls(state="all", head=head, sort="created", direction="desc")
+                found = next((_change_request(p) for p in pulls), None)
+            return found
         return self._call(f"find the pull request of branch {source_branch!r}",
                           "pull-requests: read", fetch)
 

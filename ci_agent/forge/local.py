@@ -168,11 +168,12 @@ class LocalForge:
                              source_branch=entry["source"], target_branch=entry["target"],
                              draft=entry["draft"], labels=tuple(entry["labels"]))
 
-    def find_change_request(self, source_branch: str) -> ChangeRequest | None:
-        for entry in self.read()["change_requests"].values():
-            if entry["source"] == source_branch and entry["state"] == "open":
+    def find_change_request(self, source_branch: str, include_closed: bool = False) -> ChangeRequest | None:
+        entries = [e for e in self.read()["change_requests"].values() if e["source"] == source_branch]
+        for entry in entries:
+            if entry["state"] == "open":
                 return self._change_request(entry)
-        return None
+        return self._change_request(entries[-1]) if entries and include_closed else None
 
     def open_change_request(self, source: str, target: str, title: str, body: str,
                             draft: bool = True) -> ChangeRequest:

@@ -398,6 +398,9 @@ class GitHubFake:
         pulls = [self._pull_json(p) for p in self.pulls.values()
                  if (state == "all" or p["state"] == state)
                  and (head is None or head == f"{self.owner}:{p['head']}")]
+        default = "desc" if query.get("sort", "created") == "created" else "asc"  # as the REST docs say
+        if query.get("direction", default) == "desc":
+            pulls.reverse()
         return self._page(f"/repos/{self.owner}/{self.repo}/pulls", query, pulls)
 
     def _create_pull(self, login: str, body: Any, **_: Any) -> Reply:

@@ -180,8 +180,8 @@ def test_seeded_local_record_counts_what_the_forge_state_counts(repos: tuple[Pat
     must agree with `events` on every kind of event: failed, passed, green run, rolled back."""
     from ci_agent import git as git_mod
     from ci_agent import state as local
+    from ci_agent.fixcycle.gitops import reset_local_fix_branch, seed_record
     from ci_agent.forge_state import Tried
-    from ci_agent.ghmode.gitops import reset_local_fix_branch, seed_record
 
     runner, other = repos
     marker = ForgeState()

@@ -103,11 +103,6 @@ def test_an_api_that_keeps_failing_is_retried_then_exit_5(world: World, forge_wa
     assert model_calls(world) == 0
 
 
-
-
-@pytest.mark.xfail(strict=True, reason="the rerun skips ('holds attempt 1 but has no open pull "
-                   "request (closed or merged?)') and the fix branch's CI is skipped for want of a PR: "
-                   "the fix stays orphaned")
 def test_a_rerun_after_the_permission_is_granted_opens_the_missing_pr(world: World) -> None:
     """The first job pushed attempt 1 but could not open the PR (403: pull-requests: write
     missing). Someone grants the permission and re-runs the job: the fix must not stay orphaned
@@ -118,10 +113,36 @@ def test_a_rerun_after_the_permission_is_granted_opens_the_missing_pr(world: Wor
     red = world.ci("main")
     first = world.after_ci(red, run_id=8080)
     assert first.exit_code == ExitCode.EXTERNAL_SERVICE, str(first)
+    assert first.outputs["outcome"] == "error", "later steps can tell the step failed"
     assert FIX_BRANCH in world.origin_branches() and world.github.pulls == {}
+    pushed = world.origin_tip(FIX_BRANCH)
 
     rerun = world.after_ci(red, run_id=8080, run_attempt=2)
 
     assert rerun.exit_code == 0, str(rerun)
-    assert len(world.pulls_from(FIX_BRANCH)) == 1, "the pull request of the pushed attempt"
+    (pull,) = world.pulls_from(FIX_BRANCH)
     assert model_calls(world) == 1, "the pushed attempt is reused, not asked for again"
+    assert world.origin_tip(FIX_BRANCH) == pushed, "nothing new pushed"
+    assert rerun.outputs["outcome"] == "committed" and rerun.outputs["attempt"] == "1", str(rerun)
+    assert pull["draft"] is True and "ci-agent" in pull["labels"]
+    assert "Attempt 1" in pull["body"] and "CI-Agent-Attempt: 1" in pull["body"], "the pushed commit"
+
+    green = world.after_ci(world.ci(FIX_BRANCH))
+    assert green.outputs["outcome"] == "fixed", str(green)
+    assert world.fix_pull()["draft"] is False
+
+
+def test_a_closed_fix_pr_is_not_reopened_by_a_rerun(world: World) -> None:
+    """A person closed the fix PR of a pushed attempt: that is a decision, not a lost PR."""
+    world.inputs["github_token"] = USER_TOKEN
+    answer(world, "broken", "fix")
+    red = world.ci("main")
+    assert world.after_ci(red).exit_code == 0
+    (pull,) = world.pulls_from(FIX_BRANCH)
+    world.github.pulls[pull["number"]]["state"] = "closed"
+
+    again = world.after_ci(world.ci("main"))
+
+    assert again.exit_code == 0 and again.outputs["outcome"] == "skipped", str(again)
+    assert "closed or merged" in again.stdout
+    assert len(world.pulls_from(FIX_BRANCH)) == 1 and model_calls(world) == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ci_agent.budget import AttemptRecord, Budget
+from ci_agent.fixcycle.platform import GITHUB_WORDS, Words
 from ci_agent.model import Report
 from ci_agent.redact import sanitize_untrusted
 from ci_agent.render import render
@@ -30,10 +31,10 @@ def pr_title(source: str, summary: str) -> str:
     return f"ci-agent: fix {source}" + (f" — {line}" if line else "")
 
 
-def pr_body(source: str, attempt_markdown: str) -> str:
-    """The PR body: what failed, root cause, patch, verification and tokens come from the run's
-    Markdown summary (already sanitised); this adds how to review it."""
-    return (f"ci-agent opened this pull request to fix the failing build of `{source}`.\n"
+def pr_body(source: str, attempt_markdown: str, words: Words = GITHUB_WORDS) -> str:
+    """The change request's body: what failed, root cause, patch, verification and tokens come
+    from the run's Markdown summary (already sanitised); this adds how to review it."""
+    return (f"ci-agent opened this {words.change_request} to fix the failing build of `{source}`.\n"
             "Review it like any other change; CI on this branch decides whether it works.\n\n"
             f"{attempt_markdown}")
 

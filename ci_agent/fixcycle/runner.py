@@ -1,12 +1,13 @@
-"""`ci-agent fix --github`: one fix cycle in PR mode, driven by the GitHub Actions environment.
+"""One fix cycle in PR/MR mode, forge-neutral: `ci-agent fix --github` and `fix --gitlab` both
+run it, each through its `Platform` (fixcycle.github, fixcycle.gitlab).
 
 Order of things (DESIGN.md §4.3): mask secrets; read inputs and context; refuse forks and skip
 `ci-agent/*` branches before any network call; read the durable state (the remote fix branch's
 trailers + our status comment's marker); fold this CI run into it when it ran on the fix branch
 (the pending attempt passes or fails; a rerun of a handled run changes nothing); check the budget
 before any model call; run the attempt engine in a worktree; push fast-forward only; open or
-reuse the draft fix PR; upsert the status comment(s); escalate once. Everything is written to
-`$GITHUB_OUTPUT` / `$GITHUB_STEP_SUMMARY` by `ci_agent.ghmode.finish`.
+reuse the draft fix change request; upsert the status comment(s); escalate once. The platform's
+module writes the outcome where its CI reads it (step outputs, dotenv, job summary).
 """
 
 from __future__ import annotations
@@ -16,36 +17,24 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from ci_agent import git, state
 from ci_agent.budget import Budget, assess
-from ci_agent.cienv import (
-    SECRET_INPUTS,
-    ActionInputs,
-    GitHubContext,
-    Trigger,
-    action_inputs,
-    github_context,
-    input_env_name,
-    is_actions_token,
-    trigger,
-)
+from ci_agent.cienv import ActionInputs, Trigger
 from ci_agent.collect import Collected, collect
 from ci_agent.errors import ExitCode, UsageError
+from ci_agent.fixcycle import gitops, texts
+from ci_agent.fixcycle.platform import Platform
+from ci_agent.fixcycle.sources import Sources
 from ci_agent.forge.base import ChangeRequest, Forge, Permission
 from ci_agent.forge_state import ForgeState, events, fetch_fix_branch, observe_run, read_chain
-from ci_agent.gh_output import log_line, mask_secrets
-from ci_agent.ghmode import gitops, texts
-from ci_agent.ghmode.sources import Sources, fetched_sources, inline_sources
+from ci_agent.gh_output import log_line
 
 if TYPE_CHECKING:
     from ci_agent.attempt import Outcome, Plan
     from ci_agent.config import Settings
     from ci_agent.llm.client import ModelClient
-
-THROTTLE_ENV = "CI_AGENT_GITHUB_THROTTLE"  # "0": no spacing between API requests (tests)
-
 
 @dataclass
 class Result:
@@ -76,62 +65,46 @@ class Cycle:
     auth: list[str]
 
 
-def mask_from_env(env: Mapping[str, str], out: TextIO) -> None:
-    """First thing printed: masks for every secret input and the usual secret variables."""
-    values = [env.get(input_env_name(n), "").strip() for n in SECRET_INPUTS]
-    values += [env.get(name, "").strip() for name in ("ANTHROPIC_API_KEY", "GITHUB_TOKEN")]
-    mask_secrets([v for v in values if v], out)
-
-
-def run_github(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
-               out: TextIO | None = None) -> tuple[Result, GitHubContext | None]:
-    stream = out or sys.stdout
-    mask_from_env(env, stream)
-    inputs = action_inputs(env)
-    ctx = github_context(env)
-    trig = trigger(ctx)
-    if trig.refused:
-        return Result("refused", ExitCode.OK, trig.refused, trig.branch), ctx
-    if trig.skipped:
-        return Result("skipped", ExitCode.OK, trig.skipped, trig.branch), ctx
+def run_cycle(env: Mapping[str, str], inputs: ActionInputs, trig: Trigger, platform: Platform,
+              client_factory: Callable[[], ModelClient] | None = None) -> Result:
+    """One cycle for a trigger the platform judged acceptable (not refused, not skipped)."""
     if inputs.mode != "pr":
-        raise UsageError(f"mode {inputs.mode} is not available with --github yet; use mode: pr")
-    return _Runner(env, inputs, ctx, trig, client_factory).go(), ctx
+        raise UsageError(f"mode {inputs.mode} is not available in CI yet; use mode: pr")
+    return _Runner(env, inputs, trig, platform, client_factory).go()
 
 
 class _Runner:
-    def __init__(self, env: Mapping[str, str], inputs: ActionInputs, ctx: GitHubContext, trig: Trigger,
+    def __init__(self, env: Mapping[str, str], inputs: ActionInputs, trig: Trigger, platform: Platform,
                  client_factory: Callable[[], ModelClient] | None) -> None:
-        self.env, self.inputs, self.ctx, self.trig = env, inputs, ctx, trig
+        self.env, self.inputs, self.trig, self.platform = env, inputs, trig, platform
+        self.words = platform.words
         self.client_factory = client_factory
         self.notes: tuple[str, ...] = ()  # what could not be fetched (missing artifacts ...)
         from ci_agent.redact import Redactor
 
         self.redact = Redactor.from_environ({**env, "CI_AGENT_INPUT_KEY": inputs.anthropic_api_key,
-                                             "CI_AGENT_INPUT_TOKEN": inputs.github_token}).redact
+                                             "CI_AGENT_INPUT_TOKEN": inputs.token}).redact
 
     # -- the flow --------------------------------------------------------------------------------
 
     def go(self) -> Result:
-        token = self.inputs.github_token or self.env.get("GITHUB_TOKEN", "")
-        if not token:
-            raise UsageError("input github_token is empty; pass ${{ github.token }} or an App token/PAT")
-        repo = _repo_root(self.ctx.workspace)
+        token = self.platform.token()
+        repo = _repo_root(self.platform.workspace)
         settings = self._settings(repo)
-        forge = self._forge(token)
+        forge = self.platform.forge(token)
         # Who pushed a same-repository branch had write access; the check matters for the source
         # branch's run. Runs on our fix branch were started by our own pushes (an App bot has no
         # collaborator permission), so they are not checked.
-        if self.trig.kind == "workflow_run" and self.trig.actor and not self.trig.on_fix_branch:
+        if self.trig.kind != "inline" and self.trig.actor and not self.trig.on_fix_branch:
             level = forge.permission(self.trig.actor)
             if level < Permission.WRITE:
                 return Result("refused", ExitCode.OK, f"{self.trig.actor} has {level.name.lower()} "
                               "permission on this repository; ci-agent only acts for people with "
-                              "write access", self.trig.branch)
+                              "write access (Developer or more on GitLab)", self.trig.branch)
         cycle = self._cycle(repo, settings, forge, token)
         if isinstance(cycle, Result):
             return cycle
-        with tempfile.TemporaryDirectory(prefix="ci-agent-gh-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="ci-agent-cycle-") as tmp:
             return self._with_cycle(cycle, Path(tmp))
 
     def _cycle(self, repo: Path, settings: Settings, forge: Forge, token: str) -> Cycle | Result:
@@ -145,15 +118,16 @@ class _Runner:
         if trig.on_fix_branch:
             source = marker.source_branch or (pr.target_branch if pr else "")
             if not source:
-                return Result("skipped", ExitCode.OK, f"{fix_branch} has no open fix pull request, so "
-                              "the branch it fixes is unknown; nothing to do", fix_branch)
+                return Result("skipped", ExitCode.OK, f"{fix_branch} has no open fix "
+                              f"{self.words.change_request}, so the branch it fixes is unknown; "
+                              "nothing to do", fix_branch)
         if pr is not None and texts.PAUSED_LABEL in pr.labels:
-            return Result("skipped", ExitCode.OK, f"#{pr.number} is labelled {texts.PAUSED_LABEL}; "
-                          "no automatic attempts", fix_branch, pr=pr)
+            return Result("skipped", ExitCode.OK, f"{self.words.ref(pr.number)} is labelled "
+                          f"{texts.PAUSED_LABEL}; no automatic attempts", fix_branch, pr=pr)
         if fix_branch == forge.default_branch() or forge.protected(fix_branch):
             raise UsageError(f"{fix_branch} is the default or a protected branch; ci-agent never "
                              "pushes there")
-        auth = gitops.auth_config(repo, token, self.ctx.server_url)
+        auth = self.platform.push_auth(repo, token)
         remote_tip = fetch_fix_branch(repo, fix_branch)
         marker = replace(marker, fix_branch=fix_branch, source_branch=source)
         return Cycle(repo, settings, forge, token, source, fix_branch, pr, marker, remote_tip, auth)
@@ -165,10 +139,9 @@ class _Runner:
             return self._result(cycle, "skipped", ExitCode.OK,
                                 f"run {trig.run_id} was already handled ({cycle.marker.runs[trig.run_id]}); "
                                 "a rerun changes nothing")
-        if trig.kind == "workflow_run" and trig.on_fix_branch and not trig.failed:
+        if trig.kind != "inline" and trig.on_fix_branch and not trig.failed:
             return self._observed(cycle, chain, green=True, collected=None)
-        sources = (fetched_sources(cycle.forge, trig, self.inputs, tmp)
-                   if trig.kind == "workflow_run" else inline_sources(self.inputs, self.ctx.workspace))
+        sources = self.platform.sources(cycle.forge, trig, self.inputs, tmp)
         self.notes = sources.notes
         collected = collect(cycle.repo, logs=sources.logs, result_globs=sources.result_globs, root=cycle.repo)
         if trig.on_fix_branch and collected.red:
@@ -184,12 +157,43 @@ class _Runner:
                                 "results given; nothing to fix" + _notes(sources), collected=collected)
         tip = chain[-1] if chain else None
         if tip is not None and tip.attempt is not None and tip.key not in cycle.marker.results:
-            why = (f"attempt {tip.attempt.number} on {cycle.fix_branch} is waiting for its CI run"
-                   if cycle.pr is not None else
-                   f"{cycle.fix_branch} holds attempt {tip.attempt.number} but has no open pull request "
-                   "(closed or merged?); delete the branch to start over")
-            return self._result(cycle, "skipped", ExitCode.OK, why + "; no new attempt", collected=collected)
+            if cycle.pr is None:
+                return self._orphaned(cycle, chain, tip, collected)
+            return self._result(cycle, "skipped", ExitCode.OK, f"attempt {tip.attempt.number} on "
+                                f"{cycle.fix_branch} is waiting for its CI {self.words.run}; no new attempt",
+                                collected=collected)
         return self._attempt(cycle, chain, collected, sources)
+
+    def _orphaned(self, cycle: Cycle, chain: list[Any], tip: Any, collected: Collected) -> Result:
+        """The fix branch holds a pushed attempt that no change request shows: an earlier job pushed
+        it and then failed to open one (a missing permission, an outage). Open it now rather than
+        leave the fix where nobody reviews it. If one was opened and closed, a person decided:
+        say so and do nothing."""
+        number = tip.attempt.number
+        if cycle.forge.find_change_request(cycle.fix_branch, include_closed=True) is not None:
+            return self._result(cycle, "skipped", ExitCode.OK, f"{cycle.fix_branch} holds attempt "
+                                f"{number} but its {self.words.change_request} was closed or merged; "
+                                "delete the branch to start over", collected=collected)
+        if self.inputs.dry_run:
+            return self._result(cycle, "skipped", ExitCode.OK, f"dry run: would open the missing "
+                                f"{self.words.change_request} for attempt {number}", collected=collected)
+        message = git.git_ok(cycle.repo, ["log", "-1", "--format=%B", tip.sha]).strip()
+        summary = message.splitlines()[0] if message else ""
+        details = (f"Attempt {number} was pushed by an earlier job that could not open this "
+                   f"{self.words.change_request}; its commit says:\n\n"
+                   + texts.fence(self.redact(message)))
+        cycle.pr = cycle.forge.open_change_request(
+            cycle.fix_branch, cycle.source, self.redact(texts.pr_title(cycle.source, summary)),
+            self.redact(texts.pr_body(cycle.source, details, self.words)), draft=self.inputs.draft)
+        cycle.forge.add_labels(cycle.pr.number, [texts.LABEL])
+        if self.trig.run_id:
+            cycle.marker = cycle.marker.with_run(self.trig.run_id, f"attempt {number}")
+        note = self.platform.start_ci(cycle.forge, cycle.token, cycle.fix_branch, tip.sha)
+        text = (f"opened {self.words.ref(cycle.pr.number)} for attempt {number}, which an earlier job "
+                f"pushed to {cycle.fix_branch} without one; CI decides")
+        budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
+        self._status(cycle, cycle.pr, f"attempt {number} pushed, waiting for CI", budget, [text, note])
+        return self._result(cycle, "committed", ExitCode.OK, text, attempt=number, collected=collected)
 
     def _observed(self, cycle: Cycle, chain: list[Any], green: bool, collected: Collected | None,
                   sources: Sources | None = None) -> Result:
@@ -214,7 +218,7 @@ class _Runner:
             pr = forge.update_change_request(pr.number, draft=False)
             forge.remove_label(pr.number, texts.ESCALATED_LABEL)
         message = (f"CI is green on {cycle.fix_branch} at {self.trig.sha[:12] or 'its tip'}"
-                   + ("; the pull request is ready for review" if pr else ""))
+                   + (f"; the {self.words.change_request} is ready for review" if pr else ""))
         budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
         self._status(cycle, pr, "fixed: CI is green on the fix branch", budget, [message])
         return self._result(cycle, "fixed", ExitCode.OK, message, pr=pr)
@@ -239,7 +243,7 @@ class _Runner:
         if budget.exhausted:  # before any model call
             return self._escalate(cycle, budget, collected)
         from ci_agent.attempt import run_fix
-        from ci_agent.ghmode.engine import make_plan, make_seams, tried_from
+        from ci_agent.fixcycle.engine import make_plan, make_seams, tried_from
 
         source_ref = (gitops.fetch_source(cycle.repo, cycle.source, cycle.auth)
                       if not self.trig.on_fix_branch else "refs/heads/" + cycle.fix_branch)
@@ -287,7 +291,7 @@ class _Runner:
 
             raise ForgeError(f"pushing {cycle.fix_branch} to origin failed: {self.redact(rejected)}")
         summary = log.proposal.summary if log.proposal else ""
-        body = self.redact(texts.pr_body(cycle.source, details))
+        body = self.redact(texts.pr_body(cycle.source, details, self.words))
         title = self.redact(texts.pr_title(cycle.source, summary))
         forge = cycle.forge
         if cycle.pr is None:
@@ -298,7 +302,7 @@ class _Runner:
         forge.add_labels(cycle.pr.number, [texts.LABEL])
         cycle.marker = cycle.marker.with_run(self.trig.run_id, f"attempt {log.number}") \
             if self.trig.run_id else cycle.marker
-        note = self._start_ci(cycle)
+        note = self.platform.start_ci(cycle.forge, cycle.token, cycle.fix_branch, log.commit)
         verified = "verified locally; " if outcome.status == "fixed" else ""
         message = f"attempt {log.number} pushed to {cycle.fix_branch} ({verified}CI decides)"
         budget = assess(events(read_chain(cycle.repo, fetch_fix_branch(cycle.repo, cycle.fix_branch)),
@@ -311,14 +315,6 @@ class _Runner:
                             collected=collected, details=details)
 
     # -- helpers ---------------------------------------------------------------------------------
-
-    def _start_ci(self, cycle: Cycle) -> str:
-        actions = is_actions_token(cycle.token, self.env)
-        workflow = self.inputs.ci_workflow
-        dispatched: bool | None = None
-        if actions and workflow:
-            dispatched = cycle.forge.dispatch_workflow(workflow, cycle.fix_branch, {})
-        return texts.ci_note(actions, workflow, dispatched, cycle.fix_branch)
 
     def _status(self, cycle: Cycle, pr: ChangeRequest | None, headline: str, budget: Budget | None,
                 lines: list[str]) -> None:
@@ -365,12 +361,6 @@ class _Runner:
             return load_settings(repo, self.env, overrides)
         return settings_from_layers(parse_yaml(path.read_text(encoding="utf-8")), self.env, overrides)
 
-    def _forge(self, token: str) -> Forge:
-        from ci_agent.forge.github import GitHubForge
-
-        throttle = self.env.get(THROTTLE_ENV, "1") != "0"
-        return GitHubForge(self.ctx.repository, token, base_url=self.ctx.api_url, throttle=throttle)
-
 
 def _notes(sources: Sources) -> str:
     return "".join(f"; {n}" for n in sources.notes)
@@ -384,8 +374,8 @@ def _repo_root(workspace: Path) -> Path:
     try:
         return git.toplevel(workspace)
     except git.GitError as exc:
-        raise UsageError(f"GITHUB_WORKSPACE {workspace} is not a git checkout; run actions/checkout "
-                         "first") from exc
+        raise UsageError(f"the workspace {workspace} is not a git checkout; check out the "
+                         "repository with its history first") from exc
 
 
 def _post_once(forge: Forge, number: int, body: str) -> None:

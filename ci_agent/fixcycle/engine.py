@@ -13,8 +13,8 @@ from ci_agent.cienv import ActionInputs
 from ci_agent.commands.fix import API_KEY_ENV, model_settings, real_seams
 from ci_agent.config import Settings
 from ci_agent.errors import UsageError
+from ci_agent.fixcycle.sources import Sources
 from ci_agent.forge_state import Tried
-from ci_agent.ghmode.sources import Sources
 from ci_agent.llm.client import ModelClient
 
 

@@ -1,0 +1,142 @@
+"""`ci-agent fix --github`: the GitHub Actions platform of the fix cycle, and the end of the run
+(step outputs, job summary, annotations, one log line, exit code).
+
+`github_fix(env)` is what the command calls: everything comes from `env` and the files it names,
+so tests drive it with an environment and a bare origin."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from ci_agent.cienv import (
+    SECRET_INPUTS,
+    ActionInputs,
+    GitHubContext,
+    Trigger,
+    action_inputs,
+    github_context,
+    input_env_name,
+    is_actions_token,
+    trigger,
+)
+from ci_agent.errors import CiAgentError, ExitCode, UsageError
+from ci_agent.fixcycle import gitops, texts
+from ci_agent.fixcycle.platform import GITHUB_WORDS
+from ci_agent.fixcycle.runner import Result, run_cycle
+from ci_agent.fixcycle.sources import Sources, fetched_sources, inline_sources
+from ci_agent.forge.base import Forge
+from ci_agent.gh_output import annotation_lines, log_line, mask_secrets, write_outputs, write_summary
+from ci_agent.redact import Redactor, sanitize_untrusted
+
+if TYPE_CHECKING:
+    from ci_agent.llm.client import ModelClient
+
+THROTTLE_ENV = "CI_AGENT_GITHUB_THROTTLE"  # "0": no spacing between API requests (tests)
+_TITLES = {"fixed": "fixed", "committed": "patch pushed, CI decides", "escalated": "escalated",
+           "gave_up": "no safe patch", "nothing_to_do": "nothing to fix", "skipped": "skipped",
+           "refused": "refused"}
+
+
+@dataclass
+class GitHubPlatform:
+    env: Mapping[str, str]
+    ctx: GitHubContext
+    inputs: ActionInputs
+    words = GITHUB_WORDS
+
+    @property
+    def workspace(self) -> Path:
+        return self.ctx.workspace
+
+    def token(self) -> str:
+        token = self.inputs.token or self.env.get("GITHUB_TOKEN", "")
+        if not token:
+            raise UsageError("input github_token is empty; pass ${{ github.token }} or an App token/PAT")
+        return token
+
+    def forge(self, token: str) -> Forge:
+        from ci_agent.forge.github import GitHubForge
+
+        throttle = self.env.get(THROTTLE_ENV, "1") != "0"
+        return GitHubForge(self.ctx.repository, token, base_url=self.ctx.api_url, throttle=throttle)
+
+    def push_auth(self, repo: Path, token: str) -> list[str]:
+        return gitops.auth_config(repo, token, self.ctx.server_url)
+
+    def sources(self, forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Path) -> Sources:
+        if trig.kind == "workflow_run":
+            return fetched_sources(forge, trig, inputs, dest)
+        return inline_sources(inputs, self.ctx.workspace)
+
+    def start_ci(self, forge: Forge, token: str, fix_branch: str, commit: str) -> str:
+        """Pushes made with the workflow's GITHUB_TOKEN start no run: dispatch `ci_workflow`."""
+        actions = is_actions_token(token, self.env)
+        workflow = self.inputs.ci_workflow
+        dispatched: bool | None = None
+        if actions and workflow:
+            dispatched = forge.dispatch_workflow(workflow, fix_branch, {})
+        return texts.ci_note(actions, workflow, dispatched, fix_branch)
+
+
+def mask_from_env(env: Mapping[str, str], out: TextIO) -> None:
+    """First thing printed: masks for every secret input and the usual secret variables."""
+    values = [env.get(input_env_name(n), "").strip() for n in SECRET_INPUTS]
+    values += [env.get(name, "").strip() for name in ("ANTHROPIC_API_KEY", "GITHUB_TOKEN")]
+    mask_secrets([v for v in values if v], out)
+
+
+def run_github(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
+               out: TextIO | None = None) -> tuple[Result, GitHubContext]:
+    stream = out or sys.stdout
+    mask_from_env(env, stream)
+    inputs = action_inputs(env)
+    ctx = github_context(env)
+    trig = trigger(ctx)
+    if trig.refused:
+        return Result("refused", ExitCode.OK, trig.refused, trig.branch), ctx
+    if trig.skipped:
+        return Result("skipped", ExitCode.OK, trig.skipped, trig.branch), ctx
+    return run_cycle(env, inputs, trig, GitHubPlatform(env, ctx, inputs), client_factory), ctx
+
+
+def outputs(result: Result) -> dict[str, str]:
+    pr = result.pr
+    return {"outcome": result.outcome, "attempt": str(result.attempt) if result.attempt else "",
+            "branch": result.branch, "pr_number": str(pr.number) if pr else "",
+            "pr_url": pr.url if pr else "", "tokens": str(result.tokens)}
+
+
+def summary(result: Result) -> str:
+    title = _TITLES.get(result.outcome, result.outcome)
+    lines = [f"## ci-agent: {title}", sanitize_untrusted(result.message)]
+    if result.pr is not None:
+        lines.append(f"Fix pull request: [#{result.pr.number}]({result.pr.url})")
+    if result.details:
+        lines.append(result.details)
+    return "\n\n".join(lines) + "\n"
+
+
+def github_fix(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
+               out: TextIO | None = None) -> int:
+    stream = out or sys.stdout
+    redact = Redactor.from_environ(dict(env)).redact
+    try:
+        result, ctx = run_github(env, client_factory, stream)
+    except CiAgentError as exc:
+        # Later steps (`if: steps.fix.outputs.outcome == 'error'`) can still tell what happened.
+        write_outputs(env.get("GITHUB_OUTPUT", ""), {"outcome": "error", "attempt": "", "branch": "",
+                                                     "pr_number": "", "pr_url": "", "tokens": ""})
+        summary_path = env.get("GITHUB_STEP_SUMMARY", "")
+        write_summary(summary_path, f"## ci-agent: error\n\n{sanitize_untrusted(redact(str(exc)))}\n")
+        raise
+    write_outputs(ctx.output_path, outputs(result))
+    write_summary(ctx.summary_path, redact(summary(result)))
+    if result.report is not None and result.outcome not in ("refused", "skipped"):
+        stream.write(redact(annotation_lines(result.report)))
+    word = "skipped" if result.outcome == "skipped" else result.outcome
+    print(log_line(redact(f"ci-agent: {word}: {result.message}")), file=stream, flush=True)
+    return int(result.exit_code)
