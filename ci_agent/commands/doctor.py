@@ -4,6 +4,11 @@ Offline: the config is valid, git is there, `origin` is on GitHub, the workflows
 ci-agent, the CI workflow they dispatch accepts `workflow_dispatch`, which secrets they name.
 With a token (`GITHUB_TOKEN` / `GH_TOKEN`) and `GITHUB_API_URL`, one API call tells which kind of
 token it is and what follows from it: pushes made with the Actions token start no CI.
+
+`--gitlab` (offline only): `.gitlab-ci.yml` includes ci-agent (and which version); inside a job
+(`GITLAB_CI=true`), whether the variables reached it, and why not: protected variables are only
+given to pipelines of protected refs, so a key kept protected is missing on `ci-agent/fix/*`
+unless that wildcard is protected. Also what the job token cannot do.
 """
 
 from __future__ import annotations
@@ -20,7 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from ci_agent import __version__, proc
-from ci_agent.commands.workflows import WorkflowFile, by_file_name, ci_workflows, read_workflows
+from ci_agent.commands.workflows import (
+    GITLAB_CI_FILE,
+    GITLAB_DISTILL_INPUTS,
+    GITLAB_FIX_INPUTS,
+    WorkflowFile,
+    by_file_name,
+    ci_workflows,
+    read_gitlab_ci,
+    read_workflows,
+)
 from ci_agent.config import CONFIG_FILE, load_settings
 from ci_agent.errors import CiAgentError, UsageError
 
@@ -51,13 +65,16 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "CI workflow and the secrets the workflows need. With GITHUB_TOKEN or GH_TOKEN and GITHUB_API_URL "
         "set, also which kind of token it is and whether its pushes start CI.")
     doctor.add_argument("--repo", metavar="DIR", default=".", help="the repository root (default: .)")
+    doctor.add_argument("--gitlab", action="store_true",
+                        help="check a GitLab setup instead: .gitlab-ci.yml includes ci-agent; inside a job "
+                        "(GITLAB_CI=true), the CI/CD variables and the protected-variable pitfall")
 
 
 def run_doctor(args: argparse.Namespace) -> int:
     root = Path(args.repo)
     if not root.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")
-    checks = diagnose(root, os.environ)
+    checks = diagnose_gitlab(root, os.environ) if args.gitlab else diagnose(root, os.environ)
     for check in checks:
         print(check.line())
     failed = sum(c.status == FAIL for c in checks)
@@ -95,7 +112,7 @@ def _git(root: Path, *argv: str) -> proc.Result | None:
         return None
 
 
-def check_git(root: Path) -> list[Check]:
+def check_git(root: Path, *, gitlab: bool = False) -> list[Check]:
     version = _git(root, "--version")
     if version is None or version.returncode != 0:
         return [Check(FAIL, "git", "git is not installed or does not run")]
@@ -106,7 +123,8 @@ def check_git(root: Path) -> list[Check]:
     remote = _git(root, "remote", "get-url", "origin")
     if remote is None or remote.returncode != 0:
         return [*checks, Check(FAIL, "remote", "no remote `origin`: ci-agent pushes the fix branch there")]
-    checks.append(check_remote(remote.stdout.strip()))
+    url = remote.stdout.strip()
+    checks.append(check_gitlab_remote(url) if gitlab else check_remote(url))
     return checks
 
 
@@ -250,3 +268,87 @@ def check_token(env: Mapping[str, str]) -> Check | None:
     if status == 403 and kind != "user":
         return Check(OK, "token", verdict + " (confirmed: the API treats it as an integration)")
     return Check(WARN, "token", f"{verdict}; GET /user answered {status}")
+
+
+# --------------------------------------------------------------------------- GitLab
+
+FIX_BRANCHES = "ci-agent/fix/*"
+_PROTECTED_HINT = ("protected variables only reach pipelines of protected branches and tags (not merge "
+                   "request pipelines, by default): uncheck \"Protect variable\" on it, or protect the "
+                   f"wildcard {FIX_BRANCHES} under Settings > Repository > Protected branches, allowing "
+                   "Developers to push and merge there (the token's role)")
+
+
+def diagnose_gitlab(root: Path, env: Mapping[str, str]) -> list[Check]:
+    return [check_config(root), *check_git(root, gitlab=True), *check_gitlab_ci(root), *check_gitlab_job(env)]
+
+
+def check_gitlab_remote(url: str) -> Check:
+    shown = re.sub(r"//[^@/]+@", "//***@", url)
+    match = _GITHUB_REMOTE_RE.match(url)
+    if match is None:
+        return Check(WARN, "remote", f"origin {shown} is not a URL ci-agent recognises")
+    host, owner, repo = match.groups()
+    if host.lower() == "github.com":
+        return Check(WARN, "remote", "origin is on github.com, not GitLab (`ci-agent doctor` checks GitHub)")
+    return Check(OK, "remote", f"origin is {host}/{owner}/{repo}")
+
+
+def check_gitlab_ci(root: Path) -> list[Check]:
+    ci = read_gitlab_ci(root)
+    if not ci.exists:
+        return [Check(FAIL, "gitlab-ci", f"no {GITLAB_CI_FILE}: `ci-agent init --forge gitlab` writes one")]
+    if ci.error:
+        return [Check(FAIL, "gitlab-ci", ci.error)]
+    if not ci.includes_fix():
+        return [Check(FAIL, "gitlab-ci", f"{GITLAB_CI_FILE} does not include ci-agent: add pipelines/gitlab/"
+                      "ci-agent.yml to its `include:` (`ci-agent init --forge gitlab` prints the lines)")]
+    checks: list[Check] = []
+    for include in ci.includes:
+        checks.append(Check(OK, "gitlab-ci", f"{GITLAB_CI_FILE} includes {include.file} ({include.source})"))
+        if include.version and include.version != __version__:
+            checks.append(Check(WARN, "version", f"{include.source} is ci-agent {include.version}; "
+                                f"this ci-agent is {__version__}"))
+        known = GITLAB_FIX_INPUTS if include.file == "ci-agent.yml" else GITLAB_DISTILL_INPUTS
+        unknown = sorted(set(include.inputs) - set(known))
+        if unknown:
+            checks.append(Check(FAIL, "gitlab-ci", f"{include.file} has no input {', '.join(unknown)}: "
+                                f"GitLab refuses the pipeline (inputs: {', '.join(known)})"))
+    checks += [Check(OK, "gitlab-ci", f"job {name} runs ci-agent fix --gitlab") for name in ci.inline_jobs]
+    if not ci.includes_distill():
+        checks.append(Check(INFO, "gitlab-ci", "ci-agent-distill.yml is not included: GitLab shows no TRX "
+                            "results in merge requests without it"))
+    return checks
+
+
+def check_gitlab_job(env: Mapping[str, str]) -> list[Check]:
+    """Inside a GitLab job: did the variables arrive, and if not, why."""
+    if env.get("GITLAB_CI") != "true":
+        return [Check(INFO, "variables", "not inside a GitLab job: run `ci-agent doctor --gitlab` in a job "
+                      "to check ANTHROPIC_API_KEY and CI_AGENT_GITLAB_TOKEN")]
+    ref = env.get("CI_COMMIT_REF_NAME", "?")
+    protected = env.get("CI_COMMIT_REF_PROTECTED") == "true"
+    where = f"{ref} is {'a protected' if protected else 'an unprotected'} ref"
+    checks = []
+    if env.get("ANTHROPIC_API_KEY", "").strip():
+        checks.append(Check(OK, "variables", "ANTHROPIC_API_KEY is set"))
+        if protected:
+            checks.append(Check(INFO, "variables", f"{where}: if ANTHROPIC_API_KEY is a protected variable, "
+                                f"the pipelines of {FIX_BRANCHES} will not get it unless that wildcard is "
+                                "protected too"))
+    elif protected:
+        checks.append(Check(FAIL, "variables", f"ANTHROPIC_API_KEY is not set in this job ({where}): add it "
+                            "under Settings > CI/CD > Variables, masked"))
+    else:
+        checks.append(Check(FAIL, "variables", f"ANTHROPIC_API_KEY is not set in this job: {where}, and "
+                            f"{_PROTECTED_HINT}"))
+    if env.get("CI_AGENT_GITLAB_TOKEN", "").strip():
+        checks.append(Check(OK, "token", "CI_AGENT_GITLAB_TOKEN is set: ci-agent pushes, opens the merge "
+                            "request and writes its note with it"))
+    else:
+        hint = "" if protected else f" (if you did set it: {where}, and {_PROTECTED_HINT})"
+        checks.append(Check(WARN, "token", "CI_AGENT_GITLAB_TOKEN is not set, so ci-agent uses CI_JOB_TOKEN: "
+                            "the job token cannot create merge requests or notes, and its push starts no "
+                            "pipeline (ci-agent creates one); set CI_AGENT_GITLAB_TOKEN to a project access "
+                            f"token with the api and write_repository scopes and the Developer role{hint}"))
+    return checks

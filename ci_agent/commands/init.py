@@ -1,11 +1,16 @@
-"""`ci-agent init`: detect the repository's stack, write the two GitHub workflows and a starter
-`.ci-agent.yml`.
+"""`ci-agent init`: detect the repository's stack, write the two GitHub workflows (or the GitLab
+CI setup) and a starter `.ci-agent.yml`.
 
 The workflows are the ready-to-copy files of `pipelines/github/` (shipped in the wheel as
 `ci_agent/templates/ci-agent-*.yml`, kept identical by the tests), with the .NET build and test
 steps swapped for the detected stack's and the on-failure workflow pointed at the repository's
 existing CI workflows. Nothing is overwritten without `--force`; nothing is written when any
 target exists, so a refused run leaves the repository as it was.
+
+GitLab (`--forge gitlab`, the default when `.gitlab-ci.yml` exists): a project's existing
+`.gitlab-ci.yml` is never rewritten, even with `--force`; init prints the `include:` lines to add
+to it. Without one, it writes a starter `.gitlab-ci.yml` (build and test for the stack, logs and
+results kept as artifacts) that includes `pipelines/gitlab/ci-agent.yml` and `ci-agent-distill.yml`.
 """
 
 from __future__ import annotations
@@ -18,7 +23,15 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ci_agent.commands.workflows import WORKFLOWS_DIR, WorkflowFile, ci_workflows, read_workflows
+from ci_agent import __version__
+from ci_agent.commands.workflows import (
+    GITLAB_CI_FILE,
+    WORKFLOWS_DIR,
+    WorkflowFile,
+    ci_workflows,
+    read_gitlab_ci,
+    read_workflows,
+)
 from ci_agent.errors import UsageError
 
 INLINE_FILE = "ci-agent-inline.yml"
@@ -91,6 +104,13 @@ STACKS: tuple[Stack, ...] = (
 )
 STACK_NAMES = tuple(s.name for s in STACKS)
 DOTNET = STACKS[0]
+FORGES = ("github", "gitlab")
+# The image of the starter GitLab job per stack: the toolchain's official image (GitLab runners
+# have no setup actions). All are Debian/Ubuntu based, so bash and `set -o pipefail` are there.
+GITLAB_IMAGES = {"dotnet": "mcr.microsoft.com/dotnet/sdk:8.0", "node": "node:lts", "python": "python:3.12",
+                 "rust": "rust:1", "go": "golang:1", "maven": "maven:3-eclipse-temurin-21",
+                 "gradle": "gradle:jdk21"}
+GITLAB_RAW_BASE = f"https://raw.githubusercontent.com/ci-agent/ci-agent/v{__version__}/pipelines/gitlab"
 
 
 # --------------------------------------------------------------------------- detection
@@ -207,6 +227,61 @@ def render_config(stack: Stack) -> str:
             "# notes:\n#   - \"What the model should know about this code base.\"\n")
 
 
+# --------------------------------------------------------------------------- GitLab
+
+
+def _yaml_list_item(text: str) -> str:
+    return _yaml_scalar(text) if text and not text.startswith("*") else '"' + text + '"'
+
+
+def render_gitlab_includes(stack: Stack) -> str:
+    """The `include:` block adding ci-agent's fix job and its distill job, with this stack's inputs.
+    The fix job reads the failed jobs' traces through the API, so it gets no build_logs; the
+    distill job reads the files the build job kept (build.log)."""
+    # The fix job finds the results in the artifacts it downloads, one folder per job: `**/` first.
+    anywhere = ", ".join(g if g.startswith("**/") else "**/" + g for g in stack.results)
+    fix_inputs = f'      test_results: "{anywhere}"\n' if anywhere and anywhere != "**/*.trx" else ""
+    distill_inputs = "      build_logs: build.log\n" + (
+        f'      test_results: "{", ".join(stack.results)}"\n' if fix_inputs else "")
+    return ("include:\n"
+            f"  - remote: {GITLAB_RAW_BASE}/ci-agent.yml\n"
+            + (f"    inputs:\n{fix_inputs}" if fix_inputs else "")
+            + f"  - remote: {GITLAB_RAW_BASE}/ci-agent-distill.yml\n"
+            f"    inputs:\n{distill_inputs}")
+
+
+def render_gitlab_ci(stack: Stack) -> str:
+    """A starter `.gitlab-ci.yml`: one job building and testing, then ci-agent's includes."""
+    artifacts = ["build.log", "test.log", *stack.results]
+    paths = ", ".join(_yaml_list_item(a) for a in artifacts)
+    return (f"# CI for this {stack.label} repository, written by `ci-agent init`. The includes at the end\n"
+            "# add ci-agent: a job that proposes a fix when the pipeline fails, and a job that turns the\n"
+            "# logs and test results into the merge request's test report and code quality widgets.\n"
+            "# Add the CI/CD variables ANTHROPIC_API_KEY and CI_AGENT_GITLAB_TOKEN (masked; not protected,\n"
+            "# or protect the branches ci-agent/fix/*), then run `ci-agent doctor --gitlab`.\n"
+            "stages: [build]\n"
+            "\n"
+            "build:\n"
+            "  stage: build\n"
+            f"  image: {GITLAB_IMAGES[stack.name]}\n"
+            "  script:\n"
+            "    - set -o pipefail  # `| tee` keeps the command's exit status\n"
+            f"    - {stack.ci_build} 2>&1 | tee build.log\n"
+            f"    - {stack.ci_test} 2>&1 | tee test.log\n"
+            "  artifacts:\n"
+            "    when: always  # the logs and results of a failed build are what ci-agent reads\n"
+            f"    paths: [{paths}]\n"
+            "\n"
+            + render_gitlab_includes(stack))
+
+
+def detect_forge(root: Path) -> str:
+    """gitlab when the repository has a `.gitlab-ci.yml`, else github (`.github/` or nothing)."""
+    if (root / GITLAB_CI_FILE).is_file():
+        return "gitlab"
+    return "github"
+
+
 # --------------------------------------------------------------------------- command
 
 
@@ -219,6 +294,8 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     init.add_argument("--repo", metavar="DIR", default=".", help="the repository root (default: .)")
     init.add_argument("--force", action="store_true", help="overwrite files that already exist")
     init.add_argument("--stack", choices=STACK_NAMES, help="use this stack instead of detecting it")
+    init.add_argument("--forge", choices=FORGES, help="github (workflows) or gitlab (.gitlab-ci.yml "
+                      "include); default: gitlab when .gitlab-ci.yml exists, else github")
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -234,12 +311,18 @@ def run_init(args: argparse.Namespace) -> int:
         markers = ", ".join(m for s in STACKS for m in s.markers)
         raise UsageError(f"no build file found in {root} (looked for {markers}); "
                          f"name one with --stack {{{','.join(STACK_NAMES)}}}")
-    watched = ci_workflows(read_workflows(root))
-    files = {
-        WORKFLOWS_DIR / INLINE_FILE: render_inline(stack),
-        WORKFLOWS_DIR / ON_FAILURE_FILE: render_on_failure(stack, watched),
-        Path(CONFIG_FILE): render_config(stack),
-    }
+    forge = args.forge or detect_forge(root)
+    watched = ci_workflows(read_workflows(root)) if forge == "github" else []
+    if forge == "gitlab":
+        files = {Path(CONFIG_FILE): render_config(stack)}
+        if not (root / GITLAB_CI_FILE).exists():  # an existing one is never rewritten
+            files = {GITLAB_CI_FILE: render_gitlab_ci(stack), **files}
+    else:
+        files = {
+            WORKFLOWS_DIR / INLINE_FILE: render_inline(stack),
+            WORKFLOWS_DIR / ON_FAILURE_FILE: render_on_failure(stack, watched),
+            Path(CONFIG_FILE): render_config(stack),
+        }
     existing = [str(p) for p in files if (root / p).exists()]
     if existing and not args.force:
         raise UsageError(f"{', '.join(existing)} already exist(s); nothing written "
@@ -253,7 +336,8 @@ def run_init(args: argparse.Namespace) -> int:
         verb = "overwrote" if target.exists() else "wrote"
         target.write_text(text, encoding="utf-8")
         print(f"  {verb} {relative}")
-    print(_next_steps(watched), end="")
+    print(_gitlab_next_steps(root, stack, wrote_ci=GITLAB_CI_FILE in files) if forge == "gitlab"
+          else _next_steps(watched), end="")
     sys.stdout.flush()
     return 0
 
@@ -272,3 +356,22 @@ def _next_steps(watched: Sequence[WorkflowFile]) -> str:
             f"{watching}"
             f"  keep {INLINE_FILE} only if you want a second CI with the fix step built in;\n"
             "  then run `ci-agent doctor`.\n")
+
+
+def _gitlab_next_steps(root: Path, stack: Stack, *, wrote_ci: bool) -> str:
+    steps = ("  add the CI/CD variables (Settings > CI/CD > Variables) ANTHROPIC_API_KEY and\n"
+             "  CI_AGENT_GITLAB_TOKEN (a project access token: scopes api and write_repository, role\n"
+             "  Developer), both masked. Protected variables do not reach unprotected branches: leave\n"
+             "  them unprotected, or protect the wildcard ci-agent/fix/* (Settings > Repository >\n"
+             "  Protected branches); then run `ci-agent doctor --gitlab` (inside a job it also checks\n"
+             "  the variables).\n")
+    if wrote_ci:
+        return "Next:\n" + steps
+    existing = read_gitlab_ci(root)
+    if existing.includes_fix():
+        return f"{GITLAB_CI_FILE} already includes ci-agent; left as it is.\nNext:\n" + steps
+    block = "".join("  " + line + "\n" for line in render_gitlab_includes(stack).splitlines())
+    return (f"{GITLAB_CI_FILE} exists and was left as it is. Add to it (into its `include:` list if it has\n"
+            "one; the jobs run in the last stage, .post):\n\n"
+            f"{block}\n"
+            "Next:\n" + steps)

@@ -105,3 +105,111 @@ def ci_workflows(workflows: Sequence[WorkflowFile]) -> list[WorkflowFile]:
 
 def by_file_name(workflows: Sequence[WorkflowFile], file_name: str) -> WorkflowFile | None:
     return next((w for w in workflows if w.path.name == file_name), None)
+
+
+# --------------------------------------------------------------------------- GitLab
+
+
+GITLAB_CI_FILE = Path(".gitlab-ci.yml")
+GITLAB_FILES = ("ci-agent.yml", "ci-agent-distill.yml")  # pipelines/gitlab/, templates/ (component)
+# The inputs of pipelines/gitlab/ci-agent.yml (kept equal to its `spec:` header by the tests).
+GITLAB_FIX_INPUTS = ("stage", "job_prefix", "image", "max_attempts", "build_logs", "test_results", "verify",
+                     "mode", "draft", "model", "config", "dry_run")
+GITLAB_DISTILL_INPUTS = ("stage", "job_name", "image", "build_logs", "test_results", "when")
+_GITLAB_INCLUDE_KEYS = ("local", "remote", "project", "component", "template")
+# `.../pipelines/gitlab/ci-agent.yml` (a remote or a project file) or a component `.../ci-agent@ref`.
+_OUR_INCLUDE_RE = re.compile(r"(?:^|/)(?:pipelines/gitlab|templates)/(ci-agent(?:-distill)?)\.yml$"
+                             r"|(?:^|/)ci-agent/(ci-agent(?:-distill)?)@([^\s/]+)$")
+_VERSION_IN_URL_RE = re.compile(r"/v?(\d+\.\d+\.\d+[^/]*)/pipelines/gitlab/")
+
+
+@dataclass(frozen=True)
+class GitLabInclude:
+    """One entry of `include:` naming one of our files."""
+
+    file: str  # "ci-agent.yml" or "ci-agent-distill.yml"
+    source: str  # what the entry says (URL, path or component address)
+    version: str  # the version in the URL or component ref, "" when it names none
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GitLabCi:
+    """What `.gitlab-ci.yml` says about ci-agent (and the local files it includes)."""
+
+    exists: bool
+    error: str = ""
+    includes: tuple[GitLabInclude, ...] = ()
+    inline_jobs: tuple[str, ...] = ()  # jobs running `ci-agent fix --gitlab` written out by hand
+
+    def includes_fix(self) -> bool:
+        return any(i.file == "ci-agent.yml" for i in self.includes) or bool(self.inline_jobs)
+
+    def includes_distill(self) -> bool:
+        return any(i.file == "ci-agent-distill.yml" for i in self.includes)
+
+
+def _include_entries(include: object) -> list[tuple[str, Mapping[str, Any]]]:
+    """(what the entry names, its inputs) for every shape `include:` takes."""
+    items = include if isinstance(include, list) else [include]
+    found: list[tuple[str, Mapping[str, Any]]] = []
+    for item in items:
+        if isinstance(item, str):
+            found.append((item, {}))
+        elif isinstance(item, Mapping):
+            inputs = item.get("inputs")
+            inputs = inputs if isinstance(inputs, Mapping) else {}
+            for key in _GITLAB_INCLUDE_KEYS:
+                value = item.get(key)
+                files = value if isinstance(value, list) else [value]
+                found += [(str(f), inputs) for f in files if isinstance(f, str)]
+    return found
+
+
+def _our_include(source: str, inputs: Mapping[str, Any]) -> GitLabInclude | None:
+    match = _OUR_INCLUDE_RE.search(source.strip())
+    if match is None:
+        return None
+    name = (match.group(1) or match.group(2)) + ".yml"
+    version = match.group(3) or ""
+    url_version = _VERSION_IN_URL_RE.search(source)
+    if not version and url_version is not None:
+        version = url_version.group(1)
+    return GitLabInclude(name, source, version.removeprefix("v"), inputs)
+
+
+def _load_documents(text: str) -> list[Any]:
+    return [d for d in yaml.safe_load_all(text) if d is not None]
+
+
+def read_gitlab_ci(root: Path, *, _depth: int = 0, path: Path = GITLAB_CI_FILE) -> GitLabCi:
+    """`.gitlab-ci.yml`, and the local files it includes (one level: `.gitlab/ci-agent.yml`)."""
+    target = root / path
+    if not target.is_file():
+        return GitLabCi(exists=False)
+    try:
+        documents = _load_documents(target.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return GitLabCi(exists=True, error=f"cannot read {path}: {exc}")
+    except yaml.YAMLError as exc:
+        return GitLabCi(exists=True, error=f"{path} is not valid YAML: {exc}".splitlines()[0])
+    # A file with a `spec:` header is two documents; the configuration is the last one.
+    config = documents[-1] if documents else {}
+    if not isinstance(config, Mapping):
+        return GitLabCi(exists=True, error=f"{path} is not a mapping")
+    includes: list[GitLabInclude] = []
+    inline: list[str] = []
+    for source, inputs in _include_entries(config.get("include", [])):
+        ours = _our_include(source, inputs)
+        if ours is not None:
+            includes.append(ours)
+        elif _depth == 0 and not re.match(r"^[a-z]+://", source):
+            nested = read_gitlab_ci(root, _depth=1, path=Path(source.lstrip("/")))
+            includes += nested.includes
+            inline += nested.inline_jobs
+    for name, job in config.items():
+        script = job.get("script") if isinstance(job, Mapping) else None
+        lines = script if isinstance(script, list) else [script]
+        if any(isinstance(line, str) and "ci-agent fix --gitlab" in line for line in lines):
+            inline.append(str(name))
+    return GitLabCi(exists=True, includes=tuple(includes), inline_jobs=tuple(inline))
