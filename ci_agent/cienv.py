@@ -194,7 +194,7 @@ class Trigger:
     """What failed and where. `refused`/`skipped` carry the sentence to show; when either is set
     nothing may be checked out, fetched or sent anywhere."""
 
-    kind: str  # "inline" | "workflow_run"
+    kind: str  # "inline" | "workflow_run" (GitHub) | "pipeline" (GitLab)
     branch: str  # the branch whose CI ran (a source branch, or one of our fix branches)
     sha: str
     run_id: str
@@ -250,7 +250,7 @@ def _inline(ctx: GitHubContext) -> Trigger:
     fork = bool(pull) and bool(head_repo) and head_repo.lower() != ctx.repository.lower()
     found = Trigger("inline", branch, ctx.sha, ctx.run_id, ctx.run_attempt, "failure",
                     number if isinstance(number, int) else None, ctx.triggering_actor or ctx.actor, fork)
-    return _judge(found, head_repo)
+    return judge(found, head_repo)
 
 
 def _workflow_run(ctx: GitHubContext) -> Trigger:
@@ -268,10 +268,10 @@ def _workflow_run(ctx: GitHubContext) -> Trigger:
                     _text(run.get("id")), _text(run.get("run_attempt")) or "1",
                     _text(run.get("conclusion")), number if isinstance(number, int) else None,
                     actor, fork)
-    return _judge(found, head_repo)
+    return judge(found, head_repo)
 
 
-def _judge(found: Trigger, head_repo: str) -> Trigger:
+def judge(found: Trigger, head_repo: str) -> Trigger:
     if found.fork:
         return replace(found, refused=FORK_REFUSAL.format(fork=head_repo))
     if not found.branch:
@@ -280,7 +280,7 @@ def _judge(found: Trigger, head_repo: str) -> Trigger:
     if found.branch.startswith("ci-agent/") and not found.on_fix_branch:
         return replace(found, skipped=f"{found.branch} is a ci-agent branch; ci-agent never fixes "
                        "its own branches")
-    if found.kind == "workflow_run" and not found.failed and not found.on_fix_branch:
+    if found.kind != "inline" and not found.failed and not found.on_fix_branch:
         return replace(found, skipped=f"the run concluded {found.conclusion or 'without a conclusion'}"
                        "; there is nothing to fix")
     return found

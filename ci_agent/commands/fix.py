@@ -46,6 +46,9 @@ def register(verbs: Any) -> None:
     fix.add_argument("--github", action="store_true",
                      help="run as the GitHub Action: inputs from INPUT_*, context from GITHUB_* "
                      "(fix branch, draft PR, status comment)")
+    fix.add_argument("--gitlab", action="store_true",
+                     help="run as the GitLab CI job of pipelines/gitlab/ci-agent.yml: inputs from "
+                     "CI_AGENT_INPUT_*, context from CI_* (fix branch, draft MR, status note)")
     fix.add_argument("--build-log", action="append", default=[], metavar="F", help="a build log (repeatable)")
     fix.add_argument("--test-results", action="append", default=[], metavar="GLOB",
                      help="test-result files (repeatable; with --command, relative to the repository)")
@@ -181,8 +184,13 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
         from ci_agent.fixcycle.github import github_fix
 
         return github_fix(environ, client_factory)
+    if args.gitlab:
+        from ci_agent.fixcycle.gitlab import gitlab_fix
+
+        return gitlab_fix(environ, client_factory)
     if not args.local:
-        raise UsageError("give --local (this repository) or --github (inside GitHub Actions)")
+        raise UsageError("give --local (this repository), --github (inside GitHub Actions) or "
+                         "--gitlab (inside GitLab CI)")
     repo = repo_root_arg(args.repo)
     settings = load_settings(repo, environ, _overrides(args))
     redactor = Redactor.from_environ(environ)

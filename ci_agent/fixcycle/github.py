@@ -26,7 +26,7 @@ from ci_agent.cienv import (
 from ci_agent.errors import CiAgentError, ExitCode, UsageError
 from ci_agent.fixcycle import gitops, texts
 from ci_agent.fixcycle.platform import GITHUB_WORDS
-from ci_agent.fixcycle.runner import Result, run_cycle
+from ci_agent.fixcycle.runner import Result, run_cycle, summary
 from ci_agent.fixcycle.sources import Sources, fetched_sources, inline_sources
 from ci_agent.forge.base import Forge
 from ci_agent.gh_output import annotation_lines, log_line, mask_secrets, write_outputs, write_summary
@@ -36,9 +36,6 @@ if TYPE_CHECKING:
     from ci_agent.llm.client import ModelClient
 
 THROTTLE_ENV = "CI_AGENT_GITHUB_THROTTLE"  # "0": no spacing between API requests (tests)
-_TITLES = {"fixed": "fixed", "committed": "patch pushed, CI decides", "escalated": "escalated",
-           "gave_up": "no safe patch", "nothing_to_do": "nothing to fix", "skipped": "skipped",
-           "refused": "refused"}
 
 
 @dataclass
@@ -110,16 +107,6 @@ def outputs(result: Result) -> dict[str, str]:
             "pr_url": pr.url if pr else "", "tokens": str(result.tokens)}
 
 
-def summary(result: Result) -> str:
-    title = _TITLES.get(result.outcome, result.outcome)
-    lines = [f"## ci-agent: {title}", sanitize_untrusted(result.message)]
-    if result.pr is not None:
-        lines.append(f"Fix pull request: [#{result.pr.number}]({result.pr.url})")
-    if result.details:
-        lines.append(result.details)
-    return "\n\n".join(lines) + "\n"
-
-
 def github_fix(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
                out: TextIO | None = None) -> int:
     stream = out or sys.stdout
@@ -134,7 +121,7 @@ def github_fix(env: Mapping[str, str], client_factory: Callable[[], ModelClient]
         write_summary(summary_path, f"## ci-agent: error\n\n{sanitize_untrusted(redact(str(exc)))}\n")
         raise
     write_outputs(ctx.output_path, outputs(result))
-    write_summary(ctx.summary_path, redact(summary(result)))
+    write_summary(ctx.summary_path, redact(summary(result, GITHUB_WORDS)))
     if result.report is not None and result.outcome not in ("refused", "skipped"):
         stream.write(redact(annotation_lines(result.report)))
     word = "skipped" if result.outcome == "skipped" else result.outcome

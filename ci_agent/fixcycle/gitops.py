@@ -16,16 +16,23 @@ from ci_agent.forge_state import ChainLink, ForgeState
 SOURCE_PREFIX = "refs/ci-agent/source/"
 
 
-def auth_config(repo: Path, token: str, server_url: str) -> list[str]:
+def auth_config(repo: Path, token: str, server_url: str, user: str = "x-access-token") -> list[str]:
     """`-c` options authenticating an https push to the server the way actions/checkout does, so
-    the push uses `github_token` (an App token or PAT starts CI; the checkout's token may not)."""
+    the push uses our token (an App token or PAT starts CI; the checkout's token may not). Only
+    for an origin on the forge's own server (credentials in the URL, as GitLab runners write
+    them, do not count), never in `.git/config`. GitLab takes any user name with an access
+    token; `gitlab-ci-token` names the job token."""
     url = git.config_get(repo, "remote.origin.url") or ""
     parsed = urllib.parse.urlparse(url)
     server = urllib.parse.urlparse(server_url)
-    if not token or parsed.scheme != "https" or parsed.netloc.lower() != server.netloc.lower():
+    if not token or parsed.scheme != "https" or _host(parsed) != _host(server):
         return []
-    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    basic = base64.b64encode(f"{user}:{token}".encode()).decode()
     return ["-c", f"http.{server.scheme}://{server.netloc}/.extraheader=AUTHORIZATION: basic {basic}"]
+
+
+def _host(url: urllib.parse.ParseResult) -> tuple[str, int | None]:
+    return (url.hostname or "").lower(), url.port
 
 
 def fetch_source(repo: Path, branch: str, auth: list[str]) -> str:

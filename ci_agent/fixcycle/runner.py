@@ -25,7 +25,7 @@ from ci_agent.cienv import ActionInputs, Trigger
 from ci_agent.collect import Collected, collect
 from ci_agent.errors import ExitCode, UsageError
 from ci_agent.fixcycle import gitops, texts
-from ci_agent.fixcycle.platform import Platform
+from ci_agent.fixcycle.platform import Platform, Words
 from ci_agent.fixcycle.sources import Sources
 from ci_agent.forge.base import ChangeRequest, Forge, Permission
 from ci_agent.forge_state import ForgeState, events, fetch_fix_branch, observe_run, read_chain
@@ -47,6 +47,24 @@ class Result:
     tokens: int = 0
     details: str = ""  # Markdown for the job summary (already sanitised)
     report: Any = None  # the distilled Report, for annotations
+
+
+_TITLES = {"fixed": "fixed", "committed": "patch pushed, CI decides", "escalated": "escalated",
+           "gave_up": "no safe patch", "nothing_to_do": "nothing to fix", "skipped": "skipped",
+           "refused": "refused"}
+
+
+def summary(result: Result, words: Words) -> str:
+    """The job summary: the outcome, its sentence, the fix change request, the run's details."""
+    from ci_agent.redact import sanitize_untrusted
+
+    title = _TITLES.get(result.outcome, result.outcome)
+    lines = [f"## ci-agent: {title}", sanitize_untrusted(result.message)]
+    if result.pr is not None:
+        lines.append(f"Fix {words.change_request}: [{words.ref(result.pr.number)}]({result.pr.url})")
+    if result.details:
+        lines.append(result.details)
+    return "\n\n".join(lines) + "\n"
 
 
 @dataclass

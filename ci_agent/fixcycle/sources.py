@@ -27,9 +27,11 @@ def inline_sources(inputs: ActionInputs, workspace: Path) -> Sources:
                    tuple(_absolute(workspace, g) for g in inputs.test_results))
 
 
-def fetched_sources(forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Path) -> Sources:
-    """Download the failed jobs' logs and every artifact of the run under `dest`; an artifact that
-    expired, is too big or is unsafe is left out and named in `notes`."""
+def fetched_sources(forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Path,
+                    artifacts: bool = True) -> Sources:
+    """Download the failed jobs' logs and (unless `artifacts` is False) every artifact of the run
+    under `dest`; an artifact that expired, is too big or is unsafe is left out and named in
+    `notes`."""
     try:
         run_id = int(trig.run_id)
     except ValueError:
@@ -39,14 +41,16 @@ def fetched_sources(forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Pat
             for job in forge.failed_jobs(run_id)]
     if not logs:
         notes.append(f"run {run_id} lists no failed job (cancelled, or re-run since?)")
-    artifacts = forge.download_artifacts(run_id, dest / "artifacts")
+    if not artifacts:
+        return Sources(tuple(logs), (), tuple(notes))
+    found = forge.download_artifacts(run_id, dest / "artifacts")
     globs: list[str] = []
-    for artifact in artifacts:
+    for artifact in found:
         if artifact.path is None:
             notes.append(f"artifact {artifact.name!r} was not used: {artifact.problem}")
             continue
         globs.extend(str(artifact.path / pattern.lstrip("/")) for pattern in inputs.test_results)
-    if not artifacts:
+    if not found:
         notes.append(f"run {run_id} has no artifacts; test results were read from the logs only "
-                     "(upload TRX/JUnit files with actions/upload-artifact to use them)")
+                     "(keep TRX/JUnit files as artifacts of the failing job to use them)")
     return Sources(tuple(logs), tuple(globs), tuple(notes))

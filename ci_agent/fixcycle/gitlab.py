@@ -1,0 +1,171 @@
+"""`ci-agent fix --gitlab`: the GitLab CI platform of the fix cycle, and the end of the job
+(dotenv outputs, a Markdown summary artifact, one log line, exit code).
+
+The job is the `.post`-stage `ci-agent-fix` job of `pipelines/gitlab/ci-agent.yml` (a failed
+pipeline) or its `ci-agent-success` job (a green pipeline on a `ci-agent/fix/*` branch). The
+failure is read from the failed jobs' traces (API) and from the result files earlier jobs left
+as artifacts, which GitLab restores into this job's workspace; only when none is there are the
+pipeline's artifact archives fetched through the API.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from ci_agent.cienv import ActionInputs, Trigger
+from ci_agent.cienv_gitlab import (
+    OUTPUT_ENV_FILE,
+    SUMMARY_FILE,
+    TOKEN_VARIABLE,
+    GitLabContext,
+    gitlab_context,
+    gitlab_inputs,
+    gitlab_trigger,
+)
+from ci_agent.errors import CiAgentError, ExitCode, ForgeError, UsageError
+from ci_agent.fixcycle import gitops
+from ci_agent.fixcycle.platform import GITLAB_WORDS
+from ci_agent.fixcycle.runner import Result, run_cycle, summary
+from ci_agent.fixcycle.sources import Sources, fetched_sources, inline_sources
+from ci_agent.forge.base import Forge, PipelineStarter
+from ci_agent.redact import Redactor, sanitize_untrusted
+
+if TYPE_CHECKING:
+    from ci_agent.llm.client import ModelClient
+
+# "job_token": push with CI_JOB_TOKEN (the project allows it) while the API uses the access token.
+PUSH_VARIABLE = "CI_AGENT_GITLAB_PUSH"
+JOB_TOKEN_USER = "gitlab-ci-token"
+_SUMMARY_BYTES = 1024 * 1024
+
+
+@dataclass
+class GitLabPlatform:
+    env: Mapping[str, str]
+    ctx: GitLabContext
+    inputs: ActionInputs
+    words = GITLAB_WORDS
+
+    @property
+    def workspace(self) -> Path:
+        return self.ctx.project_dir
+
+    def token(self) -> str:
+        token = self.inputs.token or self.ctx.job_token
+        if not token:
+            raise UsageError(f"neither {TOKEN_VARIABLE} nor CI_JOB_TOKEN is set; add a project access "
+                             f"token (api scope, Developer role) as the masked CI/CD variable "
+                             f"{TOKEN_VARIABLE}")
+        return token
+
+    def _is_job_token(self, token: str) -> bool:
+        return not self.inputs.token and token == self.ctx.job_token
+
+    def forge(self, token: str) -> Forge:
+        from ci_agent.forge.gitlab import GitLabForge
+
+        kind = "job" if self._is_job_token(token) else "private"
+        return GitLabForge(self.ctx.project_path, token, url=self.ctx.server_url, token_kind=kind)
+
+    def pushes_with_job_token(self, token: str) -> bool:
+        return self._is_job_token(token) or (self.env.get(PUSH_VARIABLE, "").strip() == "job_token"
+                                             and bool(self.ctx.job_token))
+
+    def push_auth(self, repo: Path, token: str) -> list[str]:
+        if self.pushes_with_job_token(token):
+            return gitops.auth_config(repo, self.ctx.job_token, self.ctx.server_url, user=JOB_TOKEN_USER)
+        return gitops.auth_config(repo, token, self.ctx.server_url, user="oauth2")
+
+    def sources(self, forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Path) -> Sources:
+        local = inline_sources(inputs, self.ctx.project_dir)
+        restored = any(glob.glob(pattern, recursive=True) for pattern in local.result_globs)
+        fetched = fetched_sources(forge, trig, inputs, dest, artifacts=not restored)
+        globs = local.result_globs if restored else fetched.result_globs
+        return Sources(fetched.logs + local.logs, globs, fetched.notes)
+
+    def start_ci(self, forge: Forge, token: str, fix_branch: str, commit: str) -> str:
+        """A push made with CI_JOB_TOKEN starts no pipeline: create one through the API."""
+        if not self.pushes_with_job_token(token):
+            return "CI starts by itself on the pushed commit."
+        if not isinstance(forge, PipelineStarter):
+            return f"**CI must be started by hand on `{fix_branch}`**: the push used CI_JOB_TOKEN."
+        try:
+            existing = forge.pipeline_for(fix_branch, commit)
+            if existing is not None:
+                return f"Pipeline {existing} runs on the pushed commit of `{fix_branch}`."
+            created = forge.start_pipeline(fix_branch, {})
+        except ForgeError as error:
+            return (f"**CI must be started by hand on `{fix_branch}`**: pushes made with CI_JOB_TOKEN "
+                    f"start no pipeline, and creating one failed: {error}")
+        return (f"Pipeline {created} was created on `{fix_branch}` (pushes made with CI_JOB_TOKEN "
+                "start none).")
+
+
+def outputs(result: Result) -> dict[str, str]:
+    pr = result.pr
+    return {"CI_AGENT_OUTCOME": result.outcome,
+            "CI_AGENT_ATTEMPT": str(result.attempt) if result.attempt else "",
+            "CI_AGENT_BRANCH": result.branch, "CI_AGENT_MR_IID": str(pr.number) if pr else "",
+            "CI_AGENT_MR_URL": pr.url if pr else "", "CI_AGENT_TOKENS": str(result.tokens)}
+
+
+def write_dotenv(path: Path, values: Mapping[str, str]) -> None:
+    """`artifacts:reports:dotenv`: one `KEY=value` per line; GitLab takes no multi-line values,
+    so anything that could break a line is dropped from the value."""
+    lines = []
+    for key, value in values.items():
+        clean = "".join(ch for ch in value if ch.isprintable())
+        lines.append(f"{key}={clean}\n")
+    _write(path, "".join(lines))
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CiAgentError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _bounded(text: str) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= _SUMMARY_BYTES:
+        return text
+    note = "\n\n(summary cut at 1 MiB)\n"
+    return data[:_SUMMARY_BYTES - len(note)].decode("utf-8", "ignore") + note
+
+
+def run_gitlab(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None
+               ) -> Result:
+    ctx = gitlab_context(env)
+    inputs = gitlab_inputs(env)
+    trig = gitlab_trigger(ctx)
+    if trig.refused:
+        return Result("refused", ExitCode.OK, trig.refused, trig.branch)
+    if trig.skipped:
+        return Result("skipped", ExitCode.OK, trig.skipped, trig.branch)
+    return run_cycle(env, inputs, trig, GitLabPlatform(env, ctx, inputs), client_factory)
+
+
+def gitlab_fix(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
+               out: TextIO | None = None) -> int:
+    stream = out or sys.stdout
+    redact = Redactor.from_environ({**env, "CI_AGENT_INPUT_TOKEN": env.get(TOKEN_VARIABLE, "")}).redact
+    workdir = Path(env.get("CI_PROJECT_DIR", "") or os.getcwd())
+    try:
+        result = run_gitlab(env, client_factory)
+    except CiAgentError as exc:
+        write_dotenv(workdir / OUTPUT_ENV_FILE, {"CI_AGENT_OUTCOME": "error"})
+        _write(workdir / SUMMARY_FILE, f"## ci-agent: error\n\n{sanitize_untrusted(redact(str(exc)))}\n")
+        raise
+    write_dotenv(workdir / OUTPUT_ENV_FILE, outputs(result))
+    _write(workdir / SUMMARY_FILE, _bounded(redact(summary(result, GITLAB_WORDS))))
+    word = "skipped" if result.outcome == "skipped" else result.outcome
+    line = " ".join(sanitize_untrusted(redact(f"ci-agent: {word}: {result.message}")).split())
+    print(line, file=stream, flush=True)
+    return int(result.exit_code)
