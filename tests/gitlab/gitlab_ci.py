@@ -72,7 +72,8 @@ def resolve_inputs(header: Mapping[str, Any], given: Mapping[str, Any]) -> dict[
     return values
 
 
-def _text(value: Any) -> str:
+def variable_text(value: Any) -> str:
+    """What a job sees in its environment for a YAML value (GitLab writes booleans in lower case)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
@@ -95,7 +96,7 @@ def _interpolate(node: Any, values: Mapping[str, Any]) -> Any:
     whole = _BLOCK.fullmatch(node)
     if whole is not None:
         return lookup(whole.group(1))
-    return _BLOCK.sub(lambda m: _text(lookup(m.group(1))), node)
+    return _BLOCK.sub(lambda m: variable_text(lookup(m.group(1))), node)
 
 
 def render(text: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -6,6 +6,8 @@ the JUnit and code quality reports GitLab reads."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 import os
 import shutil
@@ -28,11 +30,21 @@ FIX_FILE = PIPELINES / "ci-agent.yml"
 DISTILL_FILE = PIPELINES / "ci-agent-distill.yml"
 FILES = (FIX_FILE, DISTILL_FILE)
 EXAMPLES = REPO_ROOT / "examples" / "dotnet"
-# The variables `ci-agent fix --gitlab` reads (brief of issue 6); cienv names them once the lead
-# adds GITLAB_INPUT_NAMES.
+# The variables `ci-agent fix --gitlab` reads (brief of issue 6), until the code that reads them
+# (ci_agent.cienv_gitlab, the lead's) is in the tree.
 BRIEF_INPUT_NAMES = ("build_logs", "test_results", "verify", "mode", "max_attempts", "model", "config",
                      "draft", "dry_run")
-GITLAB_INPUT_NAMES: tuple[str, ...] = tuple(getattr(cienv, "GITLAB_INPUT_NAMES", BRIEF_INPUT_NAMES))
+
+
+def _cienv_gitlab() -> Any:
+    try:
+        return importlib.import_module("ci_agent.cienv_gitlab")
+    except ImportError:
+        return None
+
+
+GITLAB_INPUT_NAMES: tuple[str, ...] = tuple(getattr(_cienv_gitlab(), "GITLAB_INPUT_NAMES",
+                                                    getattr(cienv, "GITLAB_INPUT_NAMES", BRIEF_INPUT_NAMES)))
 # Inputs that differ from every default, to render the files the way a project might include them.
 OVERRIDES: dict[Path, dict[str, Any]] = {
     FIX_FILE: {"stage": "fix", "job_prefix": "bot", "image": "registry.example.com/ci-agent:dev",
@@ -175,6 +187,23 @@ def test_the_fix_jobs_pass_every_input_the_code_reads() -> None:
                                     "reports": {"dotenv": "ci-agent.env"}}
 
 
+def test_defaults_mean_what_the_code_defaults_to() -> None:
+    """The job passes every default as CI_AGENT_INPUT_*; read by the code they give its own
+    defaults, and every overridden input changes what the code reads."""
+    module = _cienv_gitlab()
+    if module is None:
+        pytest.skip("ci_agent.cienv_gitlab (the code reading CI_AGENT_INPUT_*) is not in the tree yet")
+    fix = _jobs(gitlab_ci.render(FIX_FILE.read_text()))["ci-agent-fix"]
+    env = {k: gitlab_ci.variable_text(v) for k, v in fix["variables"].items()}
+    assert module.gitlab_inputs(env) == module.gitlab_inputs({})
+    bot = _jobs(gitlab_ci.render(FIX_FILE.read_text(), OVERRIDES[FIX_FILE]))["bot-fix"]
+    changed = module.gitlab_inputs({k: gitlab_ci.variable_text(v) for k, v in bot["variables"].items()})
+    defaults = module.gitlab_inputs({})
+    differing = {f.name for f in dataclasses.fields(changed)
+                 if getattr(changed, f.name) != getattr(defaults, f.name)}
+    assert differing == set(GITLAB_INPUT_NAMES)
+
+
 def test_the_triggers_of_the_two_jobs() -> None:
     fix, success = _jobs(gitlab_ci.render(FIX_FILE.read_text())).values()
     assert fix["variables"]["CI_AGENT_TRIGGER"] == "on_failure"
@@ -248,7 +277,7 @@ def test_the_rules_evaluator(expression: str, env: dict[str, str], expected: boo
 def _run_script(job: dict[str, Any], cwd: Path) -> subprocess.CompletedProcess[str]:
     """The job's script as the runner runs it: one shell, stop at the first failing line, the
     job's variables in the environment, ci-agent on PATH."""
-    env = {**os.environ, **{k: str(v) for k, v in job["variables"].items()}}
+    env = {**os.environ, **{k: gitlab_ci.variable_text(v) for k, v in job["variables"].items()}}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     shell = shutil.which("sh")
     assert shell is not None
