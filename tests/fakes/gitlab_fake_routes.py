@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 API = "/api/v4"
-_DRAFT = re.compile(r"^\s*(\[draft\]|\(draft\)|draft:|draft\s-\s|draft\s)", re.IGNORECASE)
+_DRAFT = re.compile(r"^\s*(\[draft\]|\(draft\)|draft:)", re.IGNORECASE)
 _FUTURE = "2099-01-01T00:00:00.000Z"
 _PAST = "2020-01-01T00:00:00.000Z"
 _NOW = "2026-01-01T00:00:00.000Z"
