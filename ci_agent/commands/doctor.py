@@ -66,15 +66,17 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "set, also which kind of token it is and whether its pushes start CI.")
     doctor.add_argument("--repo", metavar="DIR", default=".", help="the repository root (default: .)")
     doctor.add_argument("--gitlab", action="store_true",
-                        help="check a GitLab setup instead: .gitlab-ci.yml includes ci-agent; inside a job "
-                        "(GITLAB_CI=true), the CI/CD variables and the protected-variable pitfall")
+                        help="check a GitLab setup: .gitlab-ci.yml includes ci-agent; inside a job, the "
+                        "CI/CD variables and the protected-variable pitfall (the default with a "
+                        ".gitlab-ci.yml and no .github/workflows)")
 
 
 def run_doctor(args: argparse.Namespace) -> int:
     root = Path(args.repo)
     if not root.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")
-    checks = diagnose_gitlab(root, os.environ) if args.gitlab else diagnose(root, os.environ)
+    gitlab = args.gitlab or is_gitlab_setup(root)
+    checks = diagnose_gitlab(root, os.environ) if gitlab else diagnose(root, os.environ)
     for check in checks:
         print(check.line())
     failed = sum(c.status == FAIL for c in checks)
@@ -277,6 +279,12 @@ _PROTECTED_HINT = ("protected variables only reach pipelines of protected branch
                    "request pipelines, by default): uncheck \"Protect variable\" on it, or protect the "
                    f"wildcard {FIX_BRANCHES} under Settings > Repository > Protected branches, allowing "
                    "Developers to push and merge there (the token's role)")
+
+
+def is_gitlab_setup(root: Path) -> bool:
+    """Without --gitlab: a `.gitlab-ci.yml` and no GitHub workflows (the files decide, not the CI
+    running doctor)."""
+    return (root / GITLAB_CI_FILE).is_file() and not (root / ".github" / "workflows").is_dir()
 
 
 def diagnose_gitlab(root: Path, env: Mapping[str, str]) -> list[Check]:

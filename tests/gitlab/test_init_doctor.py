@@ -142,7 +142,9 @@ def test_the_input_lists_in_the_code_are_the_files_headers() -> None:
 # --------------------------------------------------------------------------- doctor: the files
 
 
-def test_doctor_on_a_fresh_setup_finds_no_problem(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_doctor_on_a_fresh_setup_finds_no_problem(repo: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITLAB_CI", raising=False)  # this test suite may itself run in a GitLab job
     assert main(["init", "--repo", str(repo), "--forge", "gitlab"]) == 0
     capsys.readouterr()
     assert main(["doctor", "--repo", str(repo), "--gitlab"]) == 0
@@ -151,6 +153,17 @@ def test_doctor_on_a_fresh_setup_finds_no_problem(repo: Path, capsys: pytest.Cap
     assert "origin is gitlab.example.com/acme/shop" in out
     assert ".gitlab-ci.yml includes ci-agent.yml" in out and "includes ci-agent-distill.yml" in out
     assert "not inside a GitLab job" in out
+
+
+def test_doctor_checks_gitlab_by_itself_where_it_is_gitlab(repo: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert not doctor.is_gitlab_setup(repo)
+    (repo / GITLAB_CI).write_text(OWN_CI)
+    assert doctor.is_gitlab_setup(repo)
+    assert main(["doctor", "--repo", str(repo)]) == 1
+    assert "does not include ci-agent" in capsys.readouterr().out
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    assert not doctor.is_gitlab_setup(repo)
 
 
 def test_doctor_without_gitlab_ci_or_without_ci_agent_in_it(repo: Path) -> None:
