@@ -10,6 +10,7 @@ import dataclasses
 import importlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -202,6 +203,16 @@ def test_defaults_mean_what_the_code_defaults_to() -> None:
     differing = {f.name for f in dataclasses.fields(changed)
                  if getattr(changed, f.name) != getattr(defaults, f.name)}
     assert differing == set(GITLAB_INPUT_NAMES)
+
+
+def test_the_resource_group_is_a_name_gitlab_accepts() -> None:
+    """GitLab's validation of resource group keys (gitlab-org/gitlab!29694, app/models/ci/
+    resource_group.rb): letters, digits, - _ / $ { } . and spaces, not starting or ending with /.
+    `$CI_COMMIT_REF_SLUG` is already a slug, so any branch name fits."""
+    for job in _jobs(gitlab_ci.render(FIX_FILE.read_text())).values():
+        key = job["resource_group"]
+        assert re.fullmatch(r"[A-Za-z0-9_\-/${}. ]+", key)
+        assert not key.startswith("/") and not key.endswith("/")
 
 
 def test_the_triggers_of_the_two_jobs() -> None:
