@@ -15,11 +15,9 @@ with `download.extract_zip` (zip-slip, symlinks and bombs refused whole).
 from __future__ import annotations
 
 import random
-import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,9 +45,15 @@ from ci_agent.forge.gitlab_http import (
     TransientHttp,
     access_permission,
     asked_wait,
+    change_request,
+    comment,
+    expired_at,
     is_connection_error,
+    is_draft_title,
     message_of,
     sentence,
+    titled,
+    wildcard,
 )
 
 T = TypeVar("T")
@@ -57,10 +61,6 @@ T = TypeVar("T")
 # the name GitLab gives the token itself, used when nothing better is known.
 JOB_TOKEN_LOGIN = "gitlab-ci-token"
 _CHUNK = 1024 * 1024
-# GitLab reads these title prefixes as "draft" (case-insensitive); `Draft: ` is the one we write.
-_DRAFT_PREFIX = re.compile(r"^\s*(\[draft\]|\(draft\)|draft:)\s*", re.IGNORECASE)
-# Project (and group) access tokens act as bot users named like this.
-_BOT_USER = re.compile(r"^(project|group)_\d+_bot(_[0-9a-f]+)?$")
 # GitHub reaction names (what callers pass) as GitLab emoji names.
 _EMOJI = {"+1": "thumbsup", "-1": "thumbsdown", "laugh": "laughing", "hooray": "tada"}
 
@@ -134,7 +134,7 @@ class GitLabForge:
             name, job_id = str(job["name"]), int(job["id"])
             archive = next((a for a in job.get("artifacts") or [] if a.get("file_type") == "archive"), None)
             if archive is None:
-                expired = _expired(job.get("artifacts_expire_at"))
+                expired = expired_at(job.get("artifacts_expire_at"))
                 if expired:
                     results.append(Artifact(name, None, f"the artifacts expired at {expired}"))
                 continue
@@ -188,13 +188,13 @@ class GitLabForge:
         def fetch() -> ChangeRequest | None:
             found = self._project.mergerequests.list(state="opened", source_branch=source_branch,
                                                      get_all=True)
-            opened = next((_change_request(m.attributes) for m in found), None)
+            opened = next((change_request(m.attributes) for m in found), None)
             if opened is not None or not include_closed:
                 return opened
             # newest first (GitLab's default order: created_at desc): the last decision made
             every = self._project.mergerequests.list(state="all", source_branch=source_branch,
                                                      order_by="created_at", sort="desc", get_all=False)
-            return next((_change_request(m.attributes) for m in every), None)
+            return next((change_request(m.attributes) for m in every), None)
         return self._call(f"find the merge request of branch {source_branch!r}", "Reporter", fetch)
 
     def open_change_request(self, source: str, target: str, title: str, body: str,
@@ -202,11 +202,11 @@ class GitLabForge:
         found = self.find_change_request(source)
         if found is not None:
             return found
-        data = {"source_branch": source, "target_branch": target, "title": _titled(title, draft),
+        data = {"source_branch": source, "target_branch": target, "title": titled(title, draft),
                 "description": body}
         try:
             return self._call("create merge requests", "Developer",
-                              lambda: _change_request(self._project.mergerequests.create(data).attributes),
+                              lambda: change_request(self._project.mergerequests.create(data).attributes),
                               idempotent=False)
         except ForgeError as error:
             # Another job opened it between our search and our create: use theirs.
@@ -220,8 +220,8 @@ class GitLabForge:
         def update() -> ChangeRequest:
             mr = self._project.mergerequests.get(number)
             current = str(mr.title)
-            wanted = _titled(current if title is None else title,
-                             bool(_DRAFT_PREFIX.match(current)) if draft is None else draft)
+            wanted = titled(current if title is None else title,
+                             is_draft_title(current) if draft is None else draft)
             changed = False
             if wanted != current:
                 mr.title, changed = wanted, True
@@ -229,7 +229,7 @@ class GitLabForge:
                 mr.description, changed = body, True
             if changed:
                 mr.save()
-            return _change_request(mr.attributes)
+            return change_request(mr.attributes)
         return self._call(f"edit merge request !{number}", "Developer", update)
 
     # -- notes, labels, award emoji ----------------------------------------------------------
@@ -240,7 +240,7 @@ class GitLabForge:
     def list_comments(self, number: int) -> list[Comment]:
         def fetch() -> list[Comment]:
             notes = self._mr(number).notes.list(sort="asc", order_by="created_at", get_all=True)
-            return [_comment(n.attributes) for n in notes if not n.attributes.get("system")]
+            return [comment(n.attributes) for n in notes if not n.attributes.get("system")]
         return self._call(f"read the notes of merge request !{number}", "Reporter", fetch)
 
     def upsert_status_comment(self, number: int, marker: Mapping[str, Any], body: str) -> Comment:
@@ -252,7 +252,7 @@ class GitLabForge:
             return self.post_comment(number, text)
         note_id = mine.id
         return self._call(f"edit notes on merge request !{number}", "Reporter",
-                          lambda: _comment(self._mr(number).notes.update(note_id, {"body": text})))
+                          lambda: comment(self._mr(number).notes.update(note_id, {"body": text})))
 
     def read_status_state(self, number: int) -> dict[str, Any] | None:
         mine = pick_status_comment(self.list_comments(number), self.own_login())
@@ -271,7 +271,7 @@ class GitLabForge:
 
     def post_comment(self, number: int, body: str) -> Comment:
         return self._call(f"comment on merge request !{number}", "Reporter",
-                          lambda: _comment(self._mr(number).notes.create({"body": body}).attributes),
+                          lambda: comment(self._mr(number).notes.create({"body": body}).attributes),
                           idempotent=False)
 
     def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
@@ -323,7 +323,7 @@ class GitLabForge:
     def protected(self, branch: str) -> bool:
         names = self._call("list the protected branches", "Reporter",
                            lambda: [str(p.name) for p in self._project.protectedbranches.list(get_all=True)])
-        return any(_wildcard(name).fullmatch(branch) for name in names)
+        return any(wildcard(name).fullmatch(branch) for name in names)
 
     # -- retries and error sentences ---------------------------------------------------------
 
@@ -373,41 +373,3 @@ class GitLabForge:
         if state.attempt_number >= self._attempts:
             return True
         return state.idle_for + state.upcoming_sleep > self._max_total_wait_s
-
-
-def _titled(title: str, draft: bool) -> str:
-    """`title` without any draft prefix GitLab recognises, then `Draft: ` again when wanted."""
-    bare = title
-    while (match := _DRAFT_PREFIX.match(bare)) is not None and match.end() > 0:
-        bare = bare[match.end():]
-    return f"Draft: {bare}" if draft else bare
-
-
-def _wildcard(name: str) -> re.Pattern[str]:
-    """A protected-branch name; `*` matches any characters, slashes included (`release/*`)."""
-    return re.compile(".*".join(re.escape(part) for part in name.split("*")))
-
-
-def _expired(when: Any) -> str | None:
-    """`artifacts_expire_at` when it lies in the past."""
-    if not isinstance(when, str) or not when:
-        return None
-    try:
-        moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if moment <= datetime.now(UTC) else None
-
-
-def _change_request(data: Mapping[str, Any]) -> ChangeRequest:
-    return ChangeRequest(number=int(data["iid"]), url=str(data.get("web_url") or ""),
-                         source_branch=str(data["source_branch"]), target_branch=str(data["target_branch"]),
-                         draft=bool(data.get("draft") or data.get("work_in_progress")),
-                         labels=tuple(str(x) for x in data.get("labels") or ()))
-
-
-def _comment(data: Mapping[str, Any]) -> Comment:
-    author = data.get("author") or {}
-    username = str(author.get("username") or "")
-    return Comment(id=int(data["id"]), body=str(data.get("body") or ""), author=username,
-                   author_is_bot=bool(author.get("bot")) or bool(_BOT_USER.match(username)))

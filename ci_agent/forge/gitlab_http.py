@@ -1,5 +1,6 @@
-"""GitLab's HTTP conventions for `GitLabForge`: which answers are worth retrying, how long GitLab
-asks us to wait, access levels as `Permission`, and the one sentence each failure becomes.
+"""GitLab's conventions for `GitLabForge`, without python-gitlab's object layer: which answers are
+worth retrying, how long GitLab asks us to wait, access levels as `Permission`, draft titles,
+protected-branch wildcards, REST shapes as our types, and the one sentence each failure becomes.
 
 python-gitlab retries 429s itself with `time.sleep`, which tests cannot observe and which ignores
 our bounds. `RaisingBackend` (a python-gitlab HTTP backend) turns every 429 and 5xx answer into
@@ -11,16 +12,22 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import requests
 from gitlab._backends.requests_backend import RequestsBackend, RequestsResponse
+from requests.exceptions import ChunkedEncodingError
 
-from ci_agent.forge.base import Permission
+from ci_agent.forge.base import ChangeRequest, Comment, Permission
 
 # Who to give what: a job token is refused every write we need; a project access token is a bot user.
 JOB_TOKEN_FIX = "set CI_AGENT_GITLAB_TOKEN to a project access token with the api scope and the {role} role"
 _MAX_MESSAGE = 300
+# GitLab reads these title prefixes as "draft" (case-insensitive); `Draft: ` is the one we write.
+_DRAFT_PREFIX = re.compile(r"^\s*(\[draft\]|\(draft\)|draft:)\s*", re.IGNORECASE)
+# Project (and group) access tokens act as bot users named like this.
+_BOT_USER = re.compile(r"^(project|group)_\d+_bot(_[0-9a-f]+)?$")
 
 
 class TransientHttp(Exception):
@@ -100,12 +107,12 @@ def sentence(status: int | None, message: str, *, what: str, role: str, job_toke
     # GitLab's own messages often lead with the status ("404 Project Not Found"): say it once.
     said = message if status is None or message.startswith(str(status)) else f"{status} {message}".strip()
     said = said or "no answer"
-    if status == 401:
-        token = "CI_JOB_TOKEN" if job_token else "the token (CI_AGENT_GITLAB_TOKEN)"
-        return (f"GitLab rejected {token} while trying to {what} ({said}); check that it is set, "
-                "not expired and not revoked.")
-    if status == 403 and job_token:
+    if status in (401, 403) and job_token:
+        # GitLab accepts a job token on a few endpoints only; elsewhere it counts as no token (401).
         return f"CI_JOB_TOKEN cannot {what}; {JOB_TOKEN_FIX.format(role=role)} (GitLab said {said})."
+    if status == 401:
+        return (f"GitLab rejected the token (CI_AGENT_GITLAB_TOKEN) while trying to {what} ({said}); "
+                "check that it is set, not expired and not revoked.")
     if status == 403:
         return (f"The GitLab token is not allowed to {what} ({said}); give its user or project access "
                 f"token at least the {role} role on {project} and the api scope.")
@@ -120,4 +127,48 @@ def sentence(status: int | None, message: str, *, what: str, role: str, job_toke
 
 
 def is_connection_error(error: BaseException) -> bool:
-    return isinstance(error, requests.ConnectionError | requests.Timeout | ConnectionError | TimeoutError)
+    """A dropped or refused connection, a timeout, or a download cut off mid-stream."""
+    return isinstance(error, requests.ConnectionError | requests.Timeout | ChunkedEncodingError
+                      | ConnectionError | TimeoutError)
+
+
+def is_draft_title(title: str) -> bool:
+    return _DRAFT_PREFIX.match(title) is not None
+
+
+def titled(title: str, draft: bool) -> str:
+    """`title` without any draft prefix GitLab recognises, then `Draft: ` again when wanted."""
+    bare = title
+    while (match := _DRAFT_PREFIX.match(bare)) is not None and match.end() > 0:
+        bare = bare[match.end():]
+    return f"Draft: {bare}" if draft else bare
+
+
+def wildcard(name: str) -> re.Pattern[str]:
+    """A protected-branch name; `*` matches any characters, slashes included (`release/*`)."""
+    return re.compile(".*".join(re.escape(part) for part in name.split("*")))
+
+
+def expired_at(when: Any) -> str | None:
+    """`artifacts_expire_at` when it lies in the past."""
+    if not isinstance(when, str) or not when:
+        return None
+    try:
+        moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if moment <= datetime.now(UTC) else None
+
+
+def change_request(data: Mapping[str, Any]) -> ChangeRequest:
+    return ChangeRequest(number=int(data["iid"]), url=str(data.get("web_url") or ""),
+                         source_branch=str(data["source_branch"]), target_branch=str(data["target_branch"]),
+                         draft=bool(data.get("draft") or data.get("work_in_progress")),
+                         labels=tuple(str(x) for x in data.get("labels") or ()))
+
+
+def comment(data: Mapping[str, Any]) -> Comment:
+    author = data.get("author") or {}
+    username = str(author.get("username") or "")
+    return Comment(id=int(data["id"]), body=str(data.get("body") or ""), author=username,
+                   author_is_bot=bool(author.get("bot")) or bool(_BOT_USER.match(username)))

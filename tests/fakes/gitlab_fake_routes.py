@@ -4,7 +4,8 @@ Shapes follow GitLab REST v4 (docs.gitlab.com/api): merge requests are addressed
 list newest first unless `sort=asc`, `draft` is derived from the title (`Draft:`, `[Draft]`,
 `(Draft)`), labels are sent as a comma-separated string, job `scope[]` filters by status, a
 pipeline is created with `POST /projects/:id/pipeline` (singular), a second award of the same
-emoji answers 404 "... has already been taken", a second open MR for a source/target pair 409.
+emoji answers 404 "Award Emoji Name has already been taken", a second open MR for a source/target
+pair 409 "Another open merge request already exists for this source branch: !1".
 """
 
 from __future__ import annotations
@@ -383,7 +384,7 @@ class FakeRoutes:
             return Reply(400, {"error": "name is missing"})
         award = (int(iid), int(note), str(name), call.user["username"])
         if award in self.award_emoji:
-            return not_found('Award Emoji {:name=>["has already been taken"]}')
+            return not_found("Award Emoji Name has already been taken")  # AwardEmojis::AddService
         self.award_emoji.append(award)
         return Reply(201, self._award_json(*award))
 

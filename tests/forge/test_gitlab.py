@@ -22,7 +22,7 @@ import pytest
 from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.forge.base import Forge, Limits, Permission, PipelineStarter, parse_marker
 from ci_agent.forge.gitlab import JOB_TOKEN_LOGIN, GitLabForge
-from ci_agent.forge.gitlab_http import access_permission, asked_wait, message_of
+from ci_agent.forge.gitlab_http import access_permission, asked_wait, message_of, titled, wildcard
 from tests.fakes.gitlab_fake import FakeJob, Fault, GitLabFake, Reply, error, rate_limited, server_error
 
 MAINT = "glpat-maint"
@@ -365,6 +365,14 @@ def test_job_token_cannot_write_and_says_what_to_set(fake: GitLabFake) -> None:
     assert fake.created_pipelines == []
 
 
+def test_a_job_token_refused_as_no_token_says_what_to_set(fake: GitLabFake) -> None:
+    """GitLab ignores a job token on endpoints that do not take one: the answer is a 401."""
+    fake.add_fault(Fault(error(401, "401 Unauthorized"), path="/merge_requests$"))
+    with pytest.raises(ForgeError, match=r"^CI_JOB_TOKEN cannot find the merge request of branch .* "
+                                         r"the Reporter role \(GitLab said 401 Unauthorized\)\.$"):
+        make(fake, JOB).find_change_request(FIX)
+
+
 def test_403_for_a_member_below_developer_names_the_role(fake: GitLabFake) -> None:
     fake.add_user("reporter", 20)
     fake.add_token("glpat-reporter", "reporter")
@@ -433,6 +441,13 @@ def test_unreachable_gitlab() -> None:
     forge = GitLabForge("acme/shop", BOT, url=url, sleep=lambda s: None, max_attempts=2)
     with pytest.raises(ForgeError, match=r"reach GitLab at http://127\.0\.0\.1:\d+ .* after 2 attempts"):
         forge.default_branch()
+
+
+def test_draft_titles_and_branch_wildcards() -> None:
+    assert titled("[Draft] (draft) Fix", False) == "Fix" and titled("draft: Draft: Fix", True) == "Draft: Fix"
+    assert titled("Drafting the fix", True) == "Draft: Drafting the fix"  # not a prefix GitLab reads
+    assert wildcard("release/*").fullmatch("release/1/2") and not wildcard("release/*").fullmatch("release")
+    assert wildcard("v1.*").fullmatch("v1.x") and not wildcard("v1.*").fullmatch("v1-x")  # dots are literal
 
 
 def test_gitlab_message_shapes() -> None:
