@@ -1,0 +1,77 @@
+"""Scripted model answers for the Python sample and the checks every GitLab scenario repeats
+(the fix merge request, its status note, the dotenv outputs). The patches and summaries are the
+GitHub scenarios' (tests/github_scenarios/steps.py): the same sample, the same wrong attempts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ci_agent.forge.base import parse_marker
+from tests.github_scenarios.harness import ROOT_CAUSE, SUMMARY
+from tests.github_scenarios.steps import OUTCOMES, RATINGS, WRONG_ORDER, WRONG_SUMMARIES, diff
+from tests.gitlab_scenarios.harness import FIX_BRANCH, JobRun, World
+from tests.scenarios import model_scripts as model
+from tests.scenarios.sample_repos import PYTHON, apply_edit
+
+__all__ = ["RATINGS", "WRONG_ORDER", "WRONG_SUMMARIES", "answer", "assert_dotenv", "fail_attempts",
+           "model_calls", "status_notes", "the_status_note", "version"]
+
+
+def version(world: World, name: str) -> str:
+    """shop/ratings.py after the sample's edit `name` ("broken", "fix", or a wrong one)."""
+    broken = world.repo.files[RATINGS]
+    if name == "broken":
+        return broken
+    return apply_edit(broken, PYTHON.fix if name == "fix" else PYTHON.wrong[name])
+
+
+def answer(world: World, current: str, target: str, summary: str = SUMMARY) -> None:
+    """Queue the model's answer: a patch from the branch's `current` version to `target`."""
+    world.api.reply(model.submit_patch(diff(version(world, current), version(world, target)),
+                                       summary=summary, root_cause=ROOT_CAUSE))
+
+
+def status_notes(world: World, iid: int) -> list[dict[str, Any]]:
+    return [n for n in world.notes_on(iid) if parse_marker(n["body"]) is not None]
+
+
+def the_status_note(world: World, iid: int) -> dict[str, Any]:
+    found = status_notes(world, iid)
+    assert len(found) == 1, f"exactly one status note on !{iid}: {found}"
+    return dict(found[0])  # a copy: the fake edits its own
+
+
+def assert_dotenv(run: JobRun, outcome: str, **expected: str) -> None:
+    assert outcome in OUTCOMES | {"error"}
+    assert run.outcome == outcome, str(run)
+    for name, value in expected.items():
+        assert run.dotenv.get(f"CI_AGENT_{name.upper()}") == value, (name, str(run))
+
+
+def assert_fix_mr_outputs(world: World, run: JobRun, outcome: str, attempt: int) -> dict[str, Any]:
+    mr = world.fix_mr()
+    assert_dotenv(run, outcome, attempt=str(attempt), branch=FIX_BRANCH, mr_iid=str(mr["iid"]),
+                  mr_url=mr["web_url"])
+    assert int(run.dotenv.get("CI_AGENT_TOKENS", "0") or "0") > 0, str(run)
+    return mr
+
+
+def model_calls(world: World) -> int:
+    return len(world.api.message_requests)
+
+
+def fail_attempts(world: World, count: int) -> list[str]:
+    """Attempts 1..count, each a wrong patch on top of the last, each failing the fix branch's
+    pipeline. Returns the status note's text after each attempt was pushed."""
+    red = world.pipeline("main")
+    current = "broken"
+    said: list[str] = []
+    for name in WRONG_ORDER[:count]:
+        answer(world, current, name, summary=WRONG_SUMMARIES[name])
+        done = world.job(red)
+        assert done.exit_code == 0 and done.outcome == "committed", str(done)
+        said.append(the_status_note(world, world.fix_mr()["iid"])["body"])
+        current = name
+        red = world.pipeline(FIX_BRANCH)
+        assert red.status == "failed"
+    return said
