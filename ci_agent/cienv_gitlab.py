@@ -57,6 +57,7 @@ class GitLabContext:
     mr_source_project_id: str = ""
     project_dir: Path = Path(".")
     user_login: str = ""
+    job_name: str = ""
     job_token: str = ""
     ref_protected: bool = False
 
@@ -85,6 +86,7 @@ def gitlab_context(env: Mapping[str, str]) -> GitLabContext:
         mr_source_branch=env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME", ""),
         mr_source_project_id=env.get("CI_MERGE_REQUEST_SOURCE_PROJECT_ID", ""),
         project_dir=Path(env.get("CI_PROJECT_DIR", "") or "."), user_login=env.get("GITLAB_USER_LOGIN", ""),
+        job_name=env.get("CI_JOB_NAME", ""),
         job_token=env.get("CI_JOB_TOKEN", ""), ref_protected=env.get("CI_COMMIT_REF_PROTECTED") == "true",
     )
 

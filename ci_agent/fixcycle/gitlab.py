@@ -85,7 +85,8 @@ class GitLabPlatform:
     def sources(self, forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Path) -> Sources:
         local = inline_sources(inputs, self.ctx.project_dir)
         restored = any(glob.glob(pattern, recursive=True) for pattern in local.result_globs)
-        fetched = fetched_sources(forge, trig, inputs, dest, artifacts=not restored)
+        fetched = fetched_sources(forge, trig, inputs, dest, artifacts=not restored,
+                                  own_prefix=own_job_prefix(self.ctx.job_name))
         globs = local.result_globs if restored else fetched.result_globs
         return Sources(fetched.logs + local.logs, globs, fetched.notes)
 
@@ -105,6 +106,15 @@ class GitLabPlatform:
                     f"start no pipeline, and creating one failed: {error}")
         return (f"Pipeline {created} was created on `{fix_branch}` (pushes made with CI_JOB_TOKEN "
                 "start none).")
+
+
+def own_job_prefix(job_name: str) -> str:
+    """`ci-agent` for the job `ci-agent-fix` (the include's `job_prefix` input): the jobs of the
+    include share it, so their failures are never taken for the project's."""
+    for suffix in ("-fix", "-success"):
+        if job_name.endswith(suffix):
+            return job_name[: -len(suffix)]
+    return ""
 
 
 def outputs(result: Result) -> dict[str, str]:

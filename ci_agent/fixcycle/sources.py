@@ -28,17 +28,19 @@ def inline_sources(inputs: ActionInputs, workspace: Path) -> Sources:
 
 
 def fetched_sources(forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Path,
-                    artifacts: bool = True) -> Sources:
+                    artifacts: bool = True, own_prefix: str = "") -> Sources:
     """Download the failed jobs' logs and (unless `artifacts` is False) every artifact of the run
     under `dest`; an artifact that expired, is too big or is unsafe is left out and named in
-    `notes`."""
+    `notes`. Jobs named `<own_prefix>-...` are ci-agent's own (a failed distill job in the same
+    stage) and never read as the failure."""
     try:
         run_id = int(trig.run_id)
     except ValueError:
         return Sources((), (), (f"the run id {trig.run_id!r} is not a number; nothing was fetched",))
     notes: list[str] = []
     logs = [str(forge.download_job_log(job.id, dest / "logs").text_path)
-            for job in forge.failed_jobs(run_id)]
+            for job in forge.failed_jobs(run_id)
+            if not (own_prefix and job.name.startswith(own_prefix + "-"))]
     if not logs:
         notes.append(f"run {run_id} lists no failed job (cancelled, or re-run since?)")
     if not artifacts:

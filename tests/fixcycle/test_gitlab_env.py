@@ -18,7 +18,7 @@ from ci_agent.cienv_gitlab import (
     gitlab_trigger,
 )
 from ci_agent.errors import UsageError
-from ci_agent.fixcycle.gitlab import write_dotenv
+from ci_agent.fixcycle.gitlab import own_job_prefix, write_dotenv
 from ci_agent.fixcycle.gitops import auth_config
 
 JOB = {"GITLAB_CI": "true", "CI_SERVER_URL": "https://gitlab.example.com", "CI_PROJECT_PATH": "acme/shop",
@@ -114,3 +114,9 @@ def test_push_auth_matches_a_runner_clone_url_with_credentials(tmp_path: Path) -
     assert "glpat-secret" not in (tmp_path / ".git" / "config").read_text()
     assert auth_config(tmp_path, "glpat-secret", "https://gitlab.example.com:8443") == [], "another port"
     assert auth_config(tmp_path, "glpat-secret", "https://evil.example.com") == []
+
+
+@pytest.mark.parametrize(("job", "prefix"), [("ci-agent-fix", "ci-agent"), ("ci-agent-success", "ci-agent"),
+                                             ("bot-fix", "bot"), ("build", ""), ("", "")])
+def test_the_include_jobs_own_prefix_comes_from_the_job_name(job: str, prefix: str) -> None:
+    assert own_job_prefix(job) == prefix
