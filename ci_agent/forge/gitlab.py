@@ -350,8 +350,13 @@ class GitLabForge:
                              f"attempts ({error.__class__.__name__}).") from None
 
     def _error(self, status: int | None, message: str, what: str, role: str) -> ForgeError:
-        text = sentence(status, message, what=what, role=role, job_token=self._job_token,
-                        project=self._project_name, attempts=self._tries)
+        if status is None:  # not an API answer: a login page, a redirect, a proxy in the way
+            said = message.split(". ")[0][:120]
+            text = (f"GitLab gave an answer we could not read while trying to {what} ({said}); "
+                    f"check that {self._url} is the GitLab server (CI_SERVER_URL).")
+        else:
+            text = sentence(status, message, what=what, role=role, job_token=self._job_token,
+                            project=self._project_name, attempts=self._tries)
         text = text.replace(self._token, "[MASKED]") if self._token else text
         return StatusForgeError(status, text) if status is not None else ForgeError(text)
 

@@ -244,7 +244,7 @@ class FakeRoutes:
         if sha is None:
             return error(400, {"base": ["Reference not found"]})
         variables = body.get("variables") or []
-        self.created_pipelines.append({"ref": ref, "variables": variables, "user": call.user["username"]})
+        self.created_pipelines.append({"ref": ref, "variables": variables})
         pipeline_id = next(self._pipeline_ids)
         self.pipelines[pipeline_id] = self.pipeline_json(pipeline_id, ref, sha, "created", "api")
         return Reply(201, self.pipelines[pipeline_id])

@@ -173,8 +173,10 @@ def test_pipeline_for_and_start_pipeline(fake: GitLabFake, origin: Path) -> None
     assert forge.pipeline_for(FIX, sha) == newer != older
     started = forge.start_pipeline(FIX, {"CI_AGENT_ATTEMPT": "2"})
     assert fake.pipelines[started]["ref"] == FIX and fake.pipelines[started]["sha"] == sha
-    assert fake.created_pipelines == [{"ref": FIX, "user": BOT_USER, "variables": [
+    assert fake.created_pipelines == [{"ref": FIX, "variables": [
         {"key": "CI_AGENT_ATTEMPT", "value": "2", "variable_type": "env_var"}]}]
+    (created,) = fake.requests_to("POST", "/projects/acme/shop/pipeline")
+    assert created.user == BOT_USER
 
 
 # -- merge requests --------------------------------------------------------------------------
@@ -387,6 +389,13 @@ def test_404_for_an_unknown_or_invisible_project(fake: GitLabFake) -> None:
     fake.add_token("glpat-stranger", "stranger")
     with pytest.raises(ForgeError, match="404"):
         make(fake, "glpat-stranger").default_branch()
+
+
+def test_a_login_page_instead_of_the_api_names_the_server_url(fake: GitLabFake) -> None:
+    fake.add_fault(Fault(Reply(200, b"<html>Sign in</html>", {"content-type": "text/html"})))
+    with pytest.raises(ForgeError, match=rf"could not read while trying to read the project .*check that "
+                                         rf"{fake.url} is the GitLab server \(CI_SERVER_URL\)\.$"):
+        make(fake).default_branch()
 
 
 def test_429_waits_as_asked_then_succeeds(fake: GitLabFake) -> None:
