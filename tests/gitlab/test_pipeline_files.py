@@ -7,7 +7,6 @@ the JUnit and code quality reports GitLab reads."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import os
 import re
@@ -21,7 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ci_agent import __version__, cienv
+from ci_agent import __version__, cienv_gitlab
+from ci_agent.cienv_gitlab import GITLAB_INPUT_NAMES
 from tests.conftest import REPO_ROOT
 from tests.gitlab import gitlab_ci
 from tests.gitlab.gitlab_ci import CiConfigError
@@ -31,21 +31,6 @@ FIX_FILE = PIPELINES / "ci-agent.yml"
 DISTILL_FILE = PIPELINES / "ci-agent-distill.yml"
 FILES = (FIX_FILE, DISTILL_FILE)
 EXAMPLES = REPO_ROOT / "examples" / "dotnet"
-# The variables `ci-agent fix --gitlab` reads (brief of issue 6), until the code that reads them
-# (ci_agent.cienv_gitlab, the lead's) is in the tree.
-BRIEF_INPUT_NAMES = ("build_logs", "test_results", "verify", "mode", "max_attempts", "model", "config",
-                     "draft", "dry_run")
-
-
-def _cienv_gitlab() -> Any:
-    try:
-        return importlib.import_module("ci_agent.cienv_gitlab")
-    except ImportError:
-        return None
-
-
-GITLAB_INPUT_NAMES: tuple[str, ...] = tuple(getattr(_cienv_gitlab(), "GITLAB_INPUT_NAMES",
-                                                    getattr(cienv, "GITLAB_INPUT_NAMES", BRIEF_INPUT_NAMES)))
 # Inputs that differ from every default, to render the files the way a project might include them.
 OVERRIDES: dict[Path, dict[str, Any]] = {
     FIX_FILE: {"stage": "fix", "job_prefix": "bot", "image": "registry.example.com/ci-agent:dev",
@@ -191,9 +176,7 @@ def test_the_fix_jobs_pass_every_input_the_code_reads() -> None:
 def test_defaults_mean_what_the_code_defaults_to() -> None:
     """The job passes every default as CI_AGENT_INPUT_*; read by the code they give its own
     defaults, and every overridden input changes what the code reads."""
-    module = _cienv_gitlab()
-    if module is None:
-        pytest.skip("ci_agent.cienv_gitlab (the code reading CI_AGENT_INPUT_*) is not in the tree yet")
+    module = cienv_gitlab
     fix = _jobs(gitlab_ci.render(FIX_FILE.read_text()))["ci-agent-fix"]
     env = {k: gitlab_ci.variable_text(v) for k, v in fix["variables"].items()}
     assert module.gitlab_inputs(env) == module.gitlab_inputs({})
