@@ -170,6 +170,9 @@ class World:
         path = self.tmp / "runner" / f"{name}-{next(self._clones)}"
         path.parent.mkdir(parents=True, exist_ok=True)
         git(self.tmp, "clone", "-q", f"file://{self.repo.origin}", str(path))
+        # A merge request pipeline's commit may be only in refs/merge-requests/<iid>/head (a
+        # fork's), which the runner fetches for it.
+        git(path, "fetch", "-q", "origin", "+refs/merge-requests/*:refs/merge-requests/*")
         git(path, "checkout", "-q", "--detach", ref if len(ref) == 40 else f"origin/{ref}")
         git(path, "config", "user.name", "Dev Person")
         git(path, "config", "user.email", "dev@example.com")
