@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 import tomllib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -44,16 +44,6 @@ def _msbuild_summary_counts(log: Path) -> tuple[int, int]:
     return int(errors.group(1)), int(warnings.group(1))
 
 
-@pytest.fixture(scope="module")
-def image() -> buildah.Image:
-    try:
-        return buildah.build_image()
-    except buildah.Unavailable as exc:
-        pytest.skip(f"cannot build images on this machine: {exc}")
-    except buildah.BuildFailed as exc:
-        pytest.fail(f"the Dockerfile does not build: {exc}")
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """A checkout like actions/checkout leaves it: a git repo with the build log, owned by the
@@ -74,12 +64,6 @@ def workspace(tmp_path: Path) -> Path:
 def step(tmp_path: Path, workspace: Path) -> GithubStep:
     event = {"ref": "refs/heads/main", "repository": {"full_name": "octo/app", "default_branch": "main"}}
     return GithubStep.create(tmp_path / "_temp", workspace, event)
-
-
-@pytest.fixture
-def container(image: buildah.Image) -> Iterator[str]:
-    with buildah.working_container(image) as name:
-        yield name
 
 
 def _head(repo: Path) -> str:
