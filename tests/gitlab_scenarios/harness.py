@@ -21,6 +21,7 @@ Nothing carries over from one job to the next but git and the fake's state.
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os
 import time
@@ -151,6 +152,8 @@ class World:
     # CI/CD variables of the project (Settings > CI/CD > Variables)
     variables: dict[str, str] = field(default_factory=lambda: {"ANTHROPIC_API_KEY": API_KEY,
                                                               "CI_AGENT_GITLAB_TOKEN": BOT_TOKEN})
+    # ... of those, the ones marked "Protected": absent from jobs of unprotected refs
+    protected_variables: set[str] = field(default_factory=set)
     pipelines: list[Pipeline] = field(default_factory=list)
     jobs: list[JobRun] = field(default_factory=list)
     _job_ids: Iterator[int] = field(default_factory=lambda: itertools.count(70001))
@@ -225,6 +228,10 @@ class World:
 
     # -- the ci-agent job ----------------------------------------------------------------------
 
+    def protected(self, branch: str) -> bool:
+        """Protected branches are names or wildcards (`ci-agent/fix/*`; `*` matches any text)."""
+        return any(fnmatch.fnmatchcase(branch, name) for name in self.gitlab.protected_branches)
+
     def predefined(self, p: Pipeline, workspace: Path, user: str, job_id: int) -> dict[str, str]:
         """GitLab's predefined variables of a job of pipeline `p`."""
         url = self.gitlab.url
@@ -239,7 +246,7 @@ class World:
             "CI_PIPELINE_URL": f"{url}/{self.gitlab.project_path}/-/pipelines/{p.id}",
             "CI_COMMIT_SHA": p.sha, "CI_COMMIT_SHORT_SHA": p.sha[:8], "CI_COMMIT_REF_NAME": p.branch,
             "CI_COMMIT_REF_SLUG": slug, "CI_DEFAULT_BRANCH": self.gitlab.default_branch,
-            "CI_COMMIT_REF_PROTECTED": "true" if p.branch in self.gitlab.protected_branches else "false",
+            "CI_COMMIT_REF_PROTECTED": "true" if self.protected(p.branch) else "false",
             "CI_PROJECT_DIR": str(workspace), "CI_BUILDS_DIR": str(workspace.parent),
             "GITLAB_USER_LOGIN": user, "CI_JOB_TOKEN": JOB_TOKEN, "CI_JOB_ID": str(job_id),
             "CI_JOB_NAME": "", "CI_JOB_STAGE": ".post", "GIT_DEPTH": "0",
@@ -289,7 +296,9 @@ class World:
         name, job = picked
         variables = {**predefined, "CI_JOB_NAME": name}
         variables.update({k: _as_variable(v) for k, v in (job.get("variables") or {}).items()})
-        variables.update(self.variables)
+        protected_ref = predefined["CI_COMMIT_REF_PROTECTED"] == "true"
+        variables.update({k: v for k, v in self.variables.items()
+                          if protected_ref or k not in self.protected_variables})
         variables.update({"CI_AGENT_ANTHROPIC_BASE_URL": self.api.base_url, "CI_AGENT_GITLAB_THROTTLE": "0",
                           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
         variables.update(env or {})
