@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import json
 import os
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -329,6 +331,15 @@ class World:
         return code, out, err
 
     # -- what GitLab holds --------------------------------------------------------------------
+
+    def open_mr(self, source: str, target: str, title: str, token: str = "glpat-maint") -> int:
+        """A person opens a merge request through the API, as the web UI does; returns its iid."""
+        data = json.dumps({"source_branch": source, "target_branch": target, "title": title}).encode()
+        request = urllib.request.Request(
+            f"{self.gitlab.url}/api/v4/projects/{self.gitlab.project_id}/merge_requests", data=data,
+            method="POST", headers={"PRIVATE-TOKEN": token, "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return int(json.load(reply)["iid"])
 
     def mrs_from(self, branch: str) -> list[dict[str, Any]]:
         return [m for m in self.gitlab.merge_requests.values() if m["source_branch"] == branch]
