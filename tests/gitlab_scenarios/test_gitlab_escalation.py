@@ -20,7 +20,7 @@ from tests.gitlab_scenarios.steps import (
     version,
 )
 from tests.scenarios import model_scripts as model
-from tests.scenarios.sample_repos import PYTHON
+from tests.scenarios.sample_repos import PYTHON, git
 
 
 def test_three_failures_escalate_once_and_a_fourth_pipeline_asks_nobody(world: World) -> None:
@@ -107,3 +107,28 @@ def test_a_retry_after_a_model_outage_counts_the_failure_once(world: World) -> N
     assert world.origin_tip(FIX_BRANCH) != tip
     assert world.show(FIX_BRANCH, PYTHON.fix.path) == version(world, "fix")
     assert model_calls(world) == 3, "attempt 1, the refused call, attempt 2"
+
+
+def test_a_person_s_commit_on_the_fix_branch_starts_a_new_count(world: World) -> None:
+    """DESIGN §4.3: a human commit on the fix branch starts a new count, so three failed
+    attempts followed by a person's (still red) commit are no escalation."""
+    fail_attempts(world, 3)
+    person = world.clone(FIX_BRANCH, "person")
+    (person / "NOTES.md").write_text("Looking into the ratings with ci-agent.\n")
+    git(person, "add", "NOTES.md")
+    git(person, "commit", "-q", "-m", "notes")
+    git(person, "push", "-q", "origin", f"HEAD:{FIX_BRANCH}")
+    red = world.pipeline(FIX_BRANCH)
+    assert red.status == "failed"
+    answer(world, "none", "fix")
+
+    run = world.job(red)
+
+    assert run.exit_code == 0, str(run)
+    assert run.outcome == "committed", str(run)
+    assert model_calls(world) == 4
+    mr = world.fix_mr()
+    assert "ci-agent:escalated" not in mr["labels"]
+    assert [b for b in world.created_notes(mr["iid"]) if parse_marker(b) is None] == [], "no escalation"
+    assert world.show(FIX_BRANCH, PYTHON.fix.path) == version(world, "fix")
+    assert world.show(FIX_BRANCH, "NOTES.md").startswith("Looking"), "the person's commit is kept"
