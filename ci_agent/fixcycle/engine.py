@@ -33,12 +33,13 @@ def make_plan(repo: Path, source_ref: str, fix_branch: str, settings: Settings, 
 
 
 def make_seams(settings: Settings, env: Mapping[str, str], inputs: ActionInputs,
-               client_factory: Callable[[], ModelClient] | None) -> Seams:
+               client_factory: Callable[[], ModelClient] | None,
+               missing_key: str = "input anthropic_api_key is empty; it is needed to ask Claude") -> Seams:
     from ci_agent.redact import Redactor
 
     key = inputs.anthropic_api_key or env.get(API_KEY_ENV, "")
     if not key and client_factory is None and not inputs.dry_run:
-        raise UsageError("input anthropic_api_key is empty; it is needed to ask Claude")
+        raise UsageError(missing_key)
     environ = {**env, API_KEY_ENV: key}
     return real_seams(settings, environ, Redactor.from_environ(environ), client_factory)
 

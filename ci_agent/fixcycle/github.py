@@ -49,6 +49,11 @@ class GitHubPlatform:
     def workspace(self) -> Path:
         return self.ctx.workspace
 
+    protected_fix_branch_ok = False  # nothing on GitHub asks for it: a protected one is someone's
+
+    def missing_key(self, fix_branch: str) -> str:
+        return "input anthropic_api_key is empty; pass ${{ secrets.ANTHROPIC_API_KEY }} to ask Claude"
+
     def token(self) -> str:
         token = self.inputs.token or self.env.get("GITHUB_TOKEN", "")
         if not token:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ci_agent.cienv import ActionInputs, Trigger
+from ci_agent.cienv import FIX_BRANCH_PREFIX, ActionInputs, Trigger
 from ci_agent.cienv_gitlab import (
     OUTPUT_ENV_FILE,
     SUMMARY_FILE,
@@ -56,13 +56,34 @@ class GitLabPlatform:
     def workspace(self) -> Path:
         return self.ctx.project_dir
 
+    # Protecting `ci-agent/fix/*` is the documented way for protected variables to reach the fix
+    # branch's pipelines; the protection's own push rules still decide whether our token may push.
+    protected_fix_branch_ok = True
+
+    def missing_key(self, fix_branch: str) -> str:
+        text = ("ANTHROPIC_API_KEY is not set in this job; add it as a masked CI/CD variable "
+                "(Settings > CI/CD > Variables)")
+        if not self.ctx.ref_protected:
+            text += (f". This pipeline runs on {self.ctx.branch or fix_branch or 'a branch'}, which is "
+                     "not protected, and GitLab gives protected variables only to protected branches "
+                     f"and tags: clear the variable's Protect flag, or protect the wildcard "
+                     f"{FIX_BRANCH_PREFIX}* (ci-agent doctor --gitlab explains)")
+        return text
+
     def token(self) -> str:
-        token = self.inputs.token or self.ctx.job_token
-        if not token:
+        if self.inputs.token:
+            return self.inputs.token
+        if not self.ctx.job_token:
             raise UsageError(f"neither {TOKEN_VARIABLE} nor CI_JOB_TOKEN is set; add a project access "
                              f"token (api scope, Developer role) as the masked CI/CD variable "
                              f"{TOKEN_VARIABLE}")
-        return token
+        if not self.inputs.dry_run:
+            # Known before any model call: spending tokens and pushing a branch that no merge
+            # request will ever show would only leave debris.
+            raise UsageError(f"{TOKEN_VARIABLE} is not set, and CI_JOB_TOKEN cannot create merge "
+                             "requests or notes; add a project access token with the api scope and "
+                             f"the Developer role as the masked CI/CD variable {TOKEN_VARIABLE}")
+        return self.ctx.job_token
 
     def _is_job_token(self, token: str) -> bool:
         return not self.inputs.token and token == self.ctx.job_token

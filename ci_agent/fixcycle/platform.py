@@ -43,6 +43,16 @@ class Platform(Protocol):
         """The checkout the job runs in."""
         ...
 
+    @property
+    def protected_fix_branch_ok(self) -> bool:
+        """Whether a protected `ci-agent/fix/*` branch may be pushed to: on GitLab, protecting
+        that wildcard is how protected CI/CD variables reach the fix branch's pipelines."""
+        ...
+
+    def missing_key(self, fix_branch: str) -> str:
+        """The sentence for a job without the model's API key: where it should come from."""
+        ...
+
     def token(self) -> str:
         """The token for the forge API and the push; a `UsageError` naming the setting when none."""
         ...

@@ -142,7 +142,8 @@ class _Runner:
         if pr is not None and texts.PAUSED_LABEL in pr.labels:
             return Result("skipped", ExitCode.OK, f"{self.words.ref(pr.number)} is labelled "
                           f"{texts.PAUSED_LABEL}; no automatic attempts", fix_branch, pr=pr)
-        if fix_branch == forge.default_branch() or forge.protected(fix_branch):
+        if fix_branch == forge.default_branch() or (forge.protected(fix_branch)
+                                                    and not self.platform.protected_fix_branch_ok):
             raise UsageError(f"{fix_branch} is the default or a protected branch; ci-agent never "
                              "pushes there")
         auth = self.platform.push_auth(repo, token)
@@ -269,7 +270,8 @@ class _Runner:
         if not self.inputs.dry_run:
             gitops.seed_record(cycle.repo, cycle.fix_branch, chain, cycle.marker, _identity(cycle.settings))
         plan = make_plan(cycle.repo, source_ref, cycle.fix_branch, cycle.settings, self.inputs, sources)
-        seams = make_seams(cycle.settings, self.env, self.inputs, self.client_factory)
+        seams = make_seams(cycle.settings, self.env, self.inputs, self.client_factory,
+                           self.platform.missing_key(cycle.fix_branch))
         outcome = run_fix(plan, cycle.settings, seams, self._emit)
         tokens = outcome.usage.total
         made = [a.commit for a in outcome.attempts if a.commit]

@@ -99,7 +99,7 @@ def test_a_job_token_alone_says_which_token_to_add(world: World) -> None:
 
     run = world.job(world.pipeline("main"), drop=("CI_AGENT_GITLAB_TOKEN",))
 
-    assert run.exit_code == ExitCode.EXTERNAL_SERVICE, str(run)
+    assert run.exit_code == ExitCode.USAGE, str(run)  # a configuration error, known up front
     said = run.stdout + run.stderr + run.summary
     assert "CI_AGENT_GITLAB_TOKEN" in said and "Developer" in said, said
     assert "Traceback" not in run.stderr
@@ -108,13 +108,15 @@ def test_a_job_token_alone_says_which_token_to_add(world: World) -> None:
     assert world.gitlab.merge_requests == {}
 
 
-@pytest.mark.xfail(strict=True, reason="ci-agent knows up front that it only has CI_JOB_TOKEN (which "
-                   "cannot open merge requests in mode pr), yet it asks the model and pushes the fix "
-                   "branch before the 403 on POST merge_requests: tokens spent, a branch left behind")
 def test_a_job_token_alone_fails_before_spending_a_model_call(world: World) -> None:
     answer(world, "broken", "fix")
     run = world.job(world.pipeline("main"), drop=("CI_AGENT_GITLAB_TOKEN",))
-    assert run.exit_code == ExitCode.EXTERNAL_SERVICE, str(run)
+    # known from the job's variables before any call: a configuration error (exit 2), not a
+    # service failure
+    assert run.exit_code == ExitCode.USAGE, str(run)
+    said = run.stdout + run.stderr + run.summary
+    assert "CI_AGENT_GITLAB_TOKEN" in said and "Developer" in said and "api" in said, said
+    assert run.outcome == "error"
     assert model_calls(world) == 0, "no model call for a fix that cannot be proposed"
     assert world.origin_branches() == ["main"], "no fix branch without a merge request"
 

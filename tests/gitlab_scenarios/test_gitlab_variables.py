@@ -33,9 +33,6 @@ def test_a_green_fix_branch_needs_no_model_key(world: World) -> None:
     assert world.fix_mr()["draft"] is False
 
 
-@pytest.mark.xfail(strict=True, reason="on GitLab the key is the CI/CD variable ANTHROPIC_API_KEY, but "
-                   "the error names the GitHub input 'anthropic_api_key' and says nothing of protected "
-                   "variables missing on the unprotected ci-agent/fix/* branch (CI_COMMIT_REF_PROTECTED)")
 def test_a_protected_key_missing_on_the_fix_branch_is_explained(world: World) -> None:
     world.protected_variables = {"ANTHROPIC_API_KEY"}
     answer(world, "broken", "floor")
@@ -50,11 +47,6 @@ def test_a_protected_key_missing_on_the_fix_branch_is_explained(world: World) ->
     assert "protected" in said.lower() and FIX_BRANCH in said, said
 
 
-@pytest.mark.xfail(strict=True, reason="protecting the wildcard ci-agent/fix/* (the remedy "
-                   "pipelines/gitlab/ci-agent.yml and doctor --gitlab give for protected variables) makes "
-                   "ci-agent refuse its own fix branch, even for attempt 1 ('ci-agent/fix/main is the "
-                   "default or a protected branch'): DESIGN §4.3 'never push to a protected branch' and "
-                   "the documented remedy contradict each other; one of them must change")
 def test_a_protected_fix_branch_wildcard_keeps_the_cycle_going(world: World) -> None:
     world.protected_variables = {"ANTHROPIC_API_KEY"}
     world.gitlab.protected_branches.append("ci-agent/fix/*")
