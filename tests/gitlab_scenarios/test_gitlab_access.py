@@ -4,8 +4,6 @@ pipeline), rate limits; and the trace as GitLab serves it (colours, section mark
 
 from __future__ import annotations
 
-import pytest
-
 from ci_agent.errors import ExitCode
 from tests.fakes.gitlab_fake import Fault, rate_limited, server_error
 from tests.gitlab_scenarios.harness import BOT, FIX_BRANCH, JOB_TOKEN, World

@@ -4,8 +4,6 @@ unless the project protects that wildcard, which is the remedy the include file 
 
 from __future__ import annotations
 
-import pytest
-
 from tests.gitlab_scenarios.harness import FIX_BRANCH, World
 from tests.gitlab_scenarios.steps import (
     answer,
