@@ -9,6 +9,7 @@ from ci_agent.forge.base import (
     Artifact,
     ChangeRequest,
     Comment,
+    CommandForge,
     Forge,
     Job,
     JobLog,
@@ -19,5 +20,5 @@ from ci_agent.forge.base import (
     render_marker,
 )
 
-__all__ = ["Artifact", "ChangeRequest", "Comment", "Forge", "Job", "JobLog",
+__all__ = ["Artifact", "ChangeRequest", "Comment", "CommandForge", "Forge", "Job", "JobLog",
            "Limits", "Permission", "PipelineStarter", "parse_marker", "render_marker"]

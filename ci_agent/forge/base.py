@@ -33,6 +33,9 @@ class ChangeRequest:
     target_branch: str
     draft: bool
     labels: tuple[str, ...] = ()
+    head_sha: str = ""
+    fork: bool = False  # the source branch lives in another repository/project
+    state: str = "open"  # open | closed | merged
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class Comment:
     body: str
     author: str
     author_is_bot: bool
+    created_at: str = ""  # ISO 8601 as the forge gives it
+    review: bool = False  # a GitHub review (diff) comment: its reactions live elsewhere
 
 
 class Permission(enum.IntEnum):
@@ -150,6 +155,30 @@ class Forge(Protocol):
     def default_branch(self) -> str: ...
 
     def protected(self, branch: str) -> bool: ...
+
+
+@runtime_checkable
+class CommandForge(Protocol):
+    """What slash commands need on top of `Forge` (issue 7)."""
+
+    def get_change_request(self, number: int) -> ChangeRequest:
+        """Any change request by number, with its head commit, fork flag and state."""
+        ...
+
+    def get_comment(self, number: int, comment_id: int, review: bool = False) -> Comment | None:
+        """The comment as it is now (None when deleted): never trust a payload's copy of a body
+        that may have been edited since."""
+        ...
+
+    def claim(self, number: int, comment_id: int, review: bool = False) -> bool:
+        """Put our 👀 on the comment; True only if this call put it there. Both forges make this
+        atomic (GitHub answers 201 vs 200, GitLab refuses a second identical award), so of two
+        deliveries of one comment exactly one claims it: the durable "handled" mark."""
+        ...
+
+    def latest_failed_run(self, branch: str, sha: str) -> int | None:
+        """The newest failed CI run (workflow run / pipeline) of `branch` at commit `sha`."""
+        ...
 
 
 @runtime_checkable
