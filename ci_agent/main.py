@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -10,6 +11,9 @@ from ci_agent import __version__
 from ci_agent.errors import CiAgentError, ExitCode
 
 OUTPUT_FORMATS = ("llm", "markdown", "json", "github", "codequality", "junit")
+# Modules under ci_agent.commands with `register(verbs)`. A verb whose parser sets
+# `handler=<function(args) -> int>` is run through it; the older ones are dispatched below.
+VERB_MODULES = ("patch", "fix", "init", "doctor")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,18 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     distill.add_argument("--max-bytes", type=int, default=None, metavar="N",
                          help="byte budget of the llm text (default 8000) and of the markdown summary "
                          "(default 65536, at most 1 MiB); the json report is never cut")
-    from ci_agent.commands.patch import register as register_patch
-
-    register_patch(verbs)
-    from ci_agent.commands.fix import register as register_fix
-
-    register_fix(verbs)
-    from ci_agent.commands.init import register as register_init
-
-    register_init(verbs)
-    from ci_agent.commands.doctor import register as register_doctor
-
-    register_doctor(verbs)
+    for name in VERB_MODULES:
+        module = importlib.import_module(f"ci_agent.commands.{name}")
+        module.register(verbs)
     return parser
 
 
@@ -76,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ci_agent.commands.doctor import run_doctor
 
             return run_doctor(args)
+        handler = getattr(args, "handler", None)
+        if handler is not None:
+            return int(handler(args))
         parser.error(f"unknown verb {args.verb}")
     except CiAgentError as exc:
         print(f"ci-agent: error: {exc}", file=sys.stderr)
