@@ -59,6 +59,8 @@ class Plan:
     dry_run: bool = False
     keep_worktree: bool = False
     retry: bool = False
+    instructions: str = ""  # a writer's `/ci-agent fix <instructions>` (untrusted data)
+    explain: bool = False  # `/ci-agent explain`: ask for the root cause, apply nothing
 
 
 @dataclass
@@ -170,7 +172,7 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
         outcome.no_progress = budget.no_progress(current.fingerprint)
         emit("budget", attempt=budget.next_attempt, failures=budget.consecutive_failures,
              max_attempts=budget.max_attempts, exhausted=budget.exhausted, no_progress=outcome.no_progress)
-        if budget.exhausted:
+        if budget.exhausted and not plan.explain:  # an explanation changes no code: no attempt
             outcome.message = (f"{budget.consecutive_failures} consecutive failed attempts on "
                                f"{plan.fix_branch}; escalated, no further model call")
             emit("escalated", failures=budget.consecutive_failures, fingerprint=current.fingerprint)
@@ -178,7 +180,8 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
         number = budget.next_attempt
         context = seams.context(workdir, current.report)
         user_text = seams.redact(compose_user_text(
-            current.report, context, notes, number, budget.max_attempts, outcome.no_progress, seams.redact))
+            current.report, context, notes, number, budget.max_attempts, outcome.no_progress, seams.redact,
+            plan.instructions, plan.explain))
         if plan.dry_run:
             outcome.status, outcome.exit_code = "dry_run", ExitCode.OK
             outcome.request = seams.request(plan.model, user_text)
@@ -197,6 +200,12 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
             outcome.status, outcome.exit_code = "gave_up", ExitCode.NO_SAFE_PATCH
             outcome.message = asked.answer.reason
             emit("gave_up", attempt=number, reason=asked.answer.reason, by_model=asked.answer.by_model)
+            return outcome
+        if plan.explain:
+            log.proposal = _redacted(asked.answer, seams.redact)
+            outcome.status, outcome.exit_code = "explained", ExitCode.OK
+            outcome.message = log.proposal.root_cause
+            emit("explained", attempt=number)
             return outcome
         done = _try_patch(plan, settings, emit, workdir, tip, current, log,
                           _redacted(asked.answer, seams.redact))
@@ -256,7 +265,7 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
     emit("committed", attempt=log.number, commit=log.commit, branch=plan.fix_branch, result=result.value)
     if plan.verify:
         return "fixed", ExitCode.OK, f"verified and committed on {plan.fix_branch}"
-    return "committed", ExitCode.OK, f"committed on {plan.fix_branch}; not verified (no --verify)"
+    return "committed", ExitCode.OK, f"committed on {plan.fix_branch}; not verified locally (no verify command)"
 
 
 def _redacted(proposal: PatchProposal, redact: Callable[[str], str]) -> PatchProposal:

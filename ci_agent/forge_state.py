@@ -26,6 +26,8 @@ from ci_agent.budget import AttemptRecord, AttemptResult, Event, Reset, ResetRea
 STATE_VERSION = 1
 REMOTE_PREFIX = "refs/ci-agent/remote/"
 _MAX_RUNS = 200  # handled run ids kept in the marker; far more than one branch ever sees
+_MAX_HANDLED = 200  # comment ids; older ones are still marked by our reaction
+_MAX_TIMES = 20  # command times: the rate limit looks at far fewer
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,36 @@ class Tried:
 
 
 @dataclass(frozen=True)
+class Proposed:
+    """A patch posted for review (mode propose): its hash guards `/ci-agent apply` against an
+    edited comment; `base` is the commit it was made on."""
+
+    sha256: str
+    base: str
+    branch: str
+    number: int
+    summary: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sha256": self.sha256, "base": self.base, "branch": self.branch, "n": self.number,
+                "summary": self.summary}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Proposed | None:
+        if not isinstance(data, Mapping) or not isinstance(data.get("n"), int):
+            return None
+        texts = [data.get(k) for k in ("sha256", "base", "branch", "summary")]
+        if not all(isinstance(t, str) for t in texts):
+            return None
+        sha, base, branch, summary = (str(t) for t in texts)
+        return cls(sha, base, branch, int(data["n"]), summary)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+@dataclass(frozen=True)
 class ForgeState:
     """The JSON kept in the status comment's marker."""
 
@@ -73,13 +105,21 @@ class ForgeState:
     # Attempts that failed a local `verify` and were rolled back (never pushed): the commit they
     # were tried on is in `head`.
     tried: tuple[Tried, ...] = ()
+    # Slash commands: comment ids already acted on (the 👀 reaction is the durable mark; this is
+    # the fast path) and when recent commands came (the per-change-request rate limit).
+    handled: tuple[int, ...] = ()
+    command_times: tuple[float, ...] = ()
+    # mode propose: the patch posted in the status comment, for `/ci-agent apply`.
+    proposed: Proposed | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"v": STATE_VERSION, "fix_branch": self.fix_branch, "source_branch": self.source_branch,
                 "results": dict(self.results), "after": dict(self.after), "runs": dict(self.runs),
                 "resets": [list(r) for r in self.resets], "escalated": self.escalated,
                 "escalation_posted": self.escalation_posted, "fixed": self.fixed, "tokens": self.tokens,
-                "tried": [t.to_json() for t in self.tried]}
+                "tried": [t.to_json() for t in self.tried], "handled": list(self.handled),
+                "command_times": list(self.command_times),
+                "proposed": self.proposed.to_json() if self.proposed else None}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> ForgeState:
@@ -104,7 +144,16 @@ class ForgeState:
                    fixed=str(data.get("fixed") or ""),
                    tokens=tokens if isinstance(tokens, int) and tokens >= 0 else 0,
                    tried=tuple(t for t in (Tried.from_json(x) for x in data.get("tried") or [])
-                               if t is not None)[-_MAX_RUNS:])
+                               if t is not None)[-_MAX_RUNS:],
+                   handled=tuple(x for x in _list(data.get("handled"))
+                                 if isinstance(x, int) and not isinstance(x, bool))[-_MAX_HANDLED:],
+                   command_times=tuple(float(x) for x in _list(data.get("command_times"))
+                                       if isinstance(x, int | float) and not isinstance(x, bool))[-_MAX_TIMES:],
+                   proposed=Proposed.from_json(data.get("proposed")))
+
+    def with_command(self, comment_id: int, when: float) -> ForgeState:
+        return replace(self, handled=(*self.handled, comment_id)[-_MAX_HANDLED:],
+                       command_times=(*self.command_times, when)[-_MAX_TIMES:])
 
     def with_run(self, run_id: str, verdict: str) -> ForgeState:
         runs = dict(self.runs)

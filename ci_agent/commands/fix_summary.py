@@ -57,7 +57,7 @@ def _attempt(log: AttemptLog, plan: Plan) -> list[str]:
         if log.after is not None:
             out.append(_fence(render(log.after, "llm", 4000)))
     elif log.diff:
-        out.append("**Verification:** none (no --verify); the CI pipeline decides.")
+        out.append("**Verification:** none before the push (no verify command); CI decides.")
     if log.commit:
         out.append(f"**Commit:** `{log.commit[:12]}` on `{plan.fix_branch}`")
     if log.rejections:
