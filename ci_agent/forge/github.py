@@ -6,6 +6,10 @@ is ours and visible — 429, 403 with `x-ratelimit-remaining: 0` or a secondary-
 bounded number of attempts and a bounded total wait. Everything else becomes one `ForgeError`
 sentence naming what we tried and, for a 403, the permission the token lacks.
 
+Slash commands (`CommandForge`): the 👀 reaction is the durable "handled" mark. GitHub answers
+`POST .../reactions` with 201 when it created the reaction and 200 when this account had already
+put it there, so `claim` reads the status itself (PyGithub's `create_reaction` hides it).
+
 Job logs and artifact zips: GitHub answers the API request with a 302 to a short-lived storage
 URL. PyGithub does not follow it for us (`WorkflowJob.logs_url()` returns the `Location`), which is
 what we want: the storage URL is fetched without our token, streamed to disk under a size cap.
@@ -45,7 +49,17 @@ from ci_agent.forge.base import (
     status_body,
 )
 from ci_agent.forge.download import UnsafeArchive, extract_zip, safe_name, stream_to_file
-from ci_agent.forge.github_http import StatusForgeError, asked_wait, is_rate_limited, sentence, status_of
+from ci_agent.forge.github_http import (
+    StatusForgeError,
+    asked_wait,
+    comment_from_json,
+    comment_number,
+    is_rate_limited,
+    iso_utc,
+    json_or_none,
+    sentence,
+    status_of,
+)
 
 T = TypeVar("T")
 DEFAULT_BASE_URL = "https://api.github.com"
@@ -244,6 +258,60 @@ class GitHubForge:
         self._call(f"react to comment {comment_id}", "issues: write",
                    lambda: self._issue_comment(comment_id).create_reaction(reaction))
 
+    # -- slash commands (CommandForge) -------------------------------------------------------
+
+    def get_change_request(self, number: int) -> ChangeRequest:
+        return self._call(f"read pull request #{number}", "pull-requests: read",
+                          lambda: _change_request(self._repo.get_pull(number)))
+
+    def get_comment(self, number: int, comment_id: int, review: bool = False) -> Comment | None:
+        """The comment as GitHub has it now; None when it is gone, or when it belongs to another
+        pull request than the one the event named (then the event is not to be believed)."""
+        url = self._comment_url(comment_id, review)
+        try:
+            data = self._call(f"read comment {comment_id} of #{number}", "pull-requests: read",
+                              lambda: self._gh.requester.requestJsonAndCheck("GET", url)[1])
+        except ForgeError as error:
+            if status_of(error) == 404:
+                return None
+            raise
+        if not isinstance(data, dict) or comment_number(data, review) != number:
+            return None
+        return comment_from_json(data, review)
+
+    def claim(self, number: int, comment_id: int, review: bool = False) -> bool:
+        """201: our 👀 is new, this run handles the comment; 200: it was already there (another
+        delivery, or an earlier run, got it first). A retry after a 5xx whose reaction did land
+        answers 200 too: then no run handles the comment, the safe side of a duplicate."""
+        url = f"{self._comment_url(comment_id, review)}/reactions"
+
+        def post() -> int:
+            status, headers, body = self._gh.requester.requestJson("POST", url, input={"content": "eyes"})
+            if status >= 400:
+                raise self._gh.requester.createException(status, headers, json_or_none(body))
+            return status
+        return self._call(f"react to comment {comment_id} of #{number}", "pull-requests: write", post) == 201
+
+    def latest_failed_run(self, branch: str, sha: str) -> int | None:
+        """`status=failure` filters on the conclusion; GitHub lists the newest first, and we still
+        pick by creation time so a proxy's order cannot make us fix an older run."""
+        url = f"{self._repo.url}/actions/runs"
+        params = {"branch": branch, "head_sha": sha, "status": "failure", "per_page": "20",
+                  "exclude_pull_requests": "true"}
+        data = self._call(f"list the failed runs of {branch!r} at {sha[:12]}", "actions: read",
+                          lambda: self._gh.requester.requestJsonAndCheck("GET", url, parameters=params)[1])
+        runs = [r for r in (data.get("workflow_runs") if isinstance(data, dict) else None) or []
+                if isinstance(r, dict) and isinstance(r.get("id"), int)
+                and r.get("head_sha") == sha and r.get("conclusion") == "failure"]
+        if not runs:
+            return None
+        newest = max(runs, key=lambda r: (str(r.get("created_at") or ""), int(r["id"])))
+        return int(newest["id"])
+
+    def _comment_url(self, comment_id: int, review: bool) -> str:
+        kind = "pulls" if review else "issues"  # review (diff) comments live under /pulls/comments
+        return f"{self._repo.url}/{kind}/comments/{int(comment_id)}"
+
     def _issue_comment(self, comment_id: int) -> IssueComment:
         return IssueComment(self._gh.requester, url=f"{self._repo.url}/issues/comments/{comment_id}")
 
@@ -372,12 +440,20 @@ def _retryable(error: BaseException) -> bool:
 
 
 def _change_request(pull: PullRequest) -> ChangeRequest:
+    # A fork: the head lives in another repository, or in one deleted since (`head.repo: null`),
+    # which we cannot tell from a fork either. `merged_at`, not `merged`: list answers lack the
+    # latter, and reading it would cost one request per pull request.
+    head_repo, base_repo = pull.head.repo, pull.base.repo
+    fork = head_repo is None or (base_repo is not None
+                                 and head_repo.full_name.lower() != base_repo.full_name.lower())
+    state = "merged" if pull.merged_at is not None else ("closed" if pull.state == "closed" else "open")
     return ChangeRequest(number=pull.number, url=pull.html_url, source_branch=pull.head.ref,
                          target_branch=pull.base.ref, draft=bool(pull.draft),
-                         labels=tuple(label.name for label in pull.labels))
+                         labels=tuple(label.name for label in pull.labels),
+                         head_sha=pull.head.sha or "", fork=fork, state=state)
 
 
 def _comment(comment: IssueComment) -> Comment:
     user = comment.user
     return Comment(id=comment.id, body=comment.body or "", author=user.login,
-                   author_is_bot=user.type == "Bot")
+                   author_is_bot=user.type == "Bot", created_at=iso_utc(comment.created_at))

@@ -1,14 +1,18 @@
 """GitHub's HTTP conventions, without PyGithub: rate-limit headers, permission hints, and the one
-sentence each failure becomes (for `ForgeError`). Pure functions of status, headers and body.
+sentence each failure becomes (for `ForgeError`), and the comment JSON of the REST API as our
+`Comment`. Pure functions of status, headers and body.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from ci_agent.errors import ForgeError
+from ci_agent.forge.base import Comment
 
 
 class StatusForgeError(ForgeError):
@@ -86,3 +90,35 @@ def sentence(status: int, headers: Mapping[str, Any], body: Any, what: str, need
     if status >= 500:
         return f"GitHub kept failing{said} after {attempts} attempts to {what}; try again later."
     return f"GitHub refused to {what}{said}."
+
+
+def iso_utc(moment: datetime | None) -> str:
+    """GitHub's own timestamp form (`2026-01-01T00:00:00Z`) from PyGithub's datetime."""
+    if moment is None:
+        return ""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def comment_from_json(data: Mapping[str, Any], review: bool) -> Comment:
+    found = data.get("user")
+    user: Mapping[str, Any] = found if isinstance(found, dict) else {}  # null for a deleted account
+    body = data.get("body")
+    return Comment(id=int(data["id"]), body=body if isinstance(body, str) else "",
+                   author=str(user.get("login") or ""), author_is_bot=user.get("type") == "Bot",
+                   created_at=str(data.get("created_at") or ""), review=review)
+
+
+def comment_number(data: Mapping[str, Any], review: bool) -> int | None:
+    """The pull request a comment belongs to, from its `issue_url` / `pull_request_url`."""
+    url = str(data.get("pull_request_url" if review else "issue_url") or "")
+    tail = url.rstrip("/").rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def json_or_none(body: str) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return None

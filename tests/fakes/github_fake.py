@@ -10,6 +10,14 @@ Shapes follow the REST docs: list endpoints paginate with `page`/`per_page` and 
 (`next`, `last`); `Authorization: token X` / `Bearer X` is checked against `tokens` (401 "Bad
 credentials" otherwise); integration tokens get 403 on `GET /user` as GitHub's do. Faults are
 injected per route: 401/403/404/422/429 with `retry-after`, 403 with `x-ratelimit-remaining: 0`, 5xx.
+
+Slash commands: issue comments (`/issues/comments/{id}`) and review comments (`/pulls/comments/{id}`)
+are two id spaces with their own reaction routes; `POST .../reactions` answers 201 when it creates
+the reaction and 200 when that account already reacted so (the REST docs: "A response with an
+HTTP 200 status means that you already added the reaction type"). A pull request's `head.repo`
+is another repository for a fork and `null` when that repository was deleted; `merged_at` is set
+once merged. `GET /actions/runs` filters on `branch`, `head_sha`, `event` and `status` (a status or
+a conclusion, as GitHub accepts both), newest first.
 """
 
 from __future__ import annotations
@@ -82,6 +90,11 @@ def server_error(status: int = 502) -> Reply:
 class Run:
     jobs: list[dict[str, Any]] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)
+    head_branch: str = "main"
+    head_sha: str = "a" * 40
+    conclusion: str = "failure"
+    event: str = "push"
+    created_at: str = "2026-01-01T00:00:00Z"
 
 
 class GitHubFake:
@@ -103,11 +116,14 @@ class GitHubFake:
         self.pulls: dict[int, dict[str, Any]] = {}
         self.comments: dict[int, dict[str, Any]] = {}
         self.reactions: list[tuple[int, str, str]] = []  # comment id, content, login
+        self.review_comments: dict[int, dict[str, Any]] = {}  # diff comments: their own ids
+        self.review_reactions: list[tuple[int, str, str]] = []
         self.requests: list[Recorded] = []
         self.failures: list[str] = []
         self.faults: list[Fault] = []
         self.expired_storage_links = 0  # the next N storage GETs answer 403 (link expired)
         self._ids = itertools.count(1001)
+        self._review_ids = itertools.count(9_000_001)
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
         self._api = _Server(("127.0.0.1", 0), _handler(self, "api"))
@@ -120,6 +136,7 @@ class GitHubFake:
             ("POST", "/graphql", self._graphql),
             ("GET", r, self._repo),
             ("GET", rf"{r}/branches/(?P<name>.+)", self._branch),
+            ("GET", rf"{r}/actions/runs", self._list_runs),
             ("GET", rf"{r}/actions/runs/(?P<run>\d+)", self._run),
             ("GET", rf"{r}/actions/runs/(?P<run>\d+)/jobs", self._jobs),
             ("GET", rf"{r}/actions/runs/(?P<run>\d+)/artifacts", self._artifacts),
@@ -138,6 +155,8 @@ class GitHubFake:
             ("GET", rf"{r}/issues/comments/(?P<c>\d+)", self._get_comment),
             ("PATCH", rf"{r}/issues/comments/(?P<c>\d+)", self._edit_comment),
             ("POST", rf"{r}/issues/comments/(?P<c>\d+)/reactions", self._react),
+            ("GET", rf"{r}/pulls/comments/(?P<c>\d+)", self._get_review_comment),
+            ("POST", rf"{r}/pulls/comments/(?P<c>\d+)/reactions", self._react_review),
             ("POST", rf"{r}/issues/(?P<n>\d+)/labels", self._add_labels),
             ("DELETE", rf"{r}/issues/(?P<n>\d+)/labels/(?P<label>[^/]+)", self._remove_label),
             ("GET", rf"{r}/collaborators/(?P<user>[^/]+)/permission", self._permission),
@@ -173,9 +192,12 @@ class GitHubFake:
             self.faults.append(Fault(reply, path, method, times))
 
     def add_run(self, run_id: int, jobs: list[tuple[str, str]],
-                artifacts: Sequence[tuple[str, bytes]] = (), expired: tuple[str, ...] = ()) -> list[int]:
+                artifacts: Sequence[tuple[str, bytes]] = (), expired: tuple[str, ...] = (), *,
+                branch: str = "main", sha: str = "a" * 40, conclusion: str = "failure",
+                event: str = "push", created_at: str = "2026-01-01T00:00:00Z") -> list[int]:
         """A completed run; jobs as (name, conclusion) with a log each; returns the job ids."""
-        run = Run()
+        run = Run(head_branch=branch, head_sha=sha, conclusion=conclusion, event=event,
+                  created_at=created_at)
         for name, conclusion in jobs:
             job_id = next(self._ids)
             run.jobs.append(self._job_json(job_id, run_id, name, conclusion))
@@ -187,10 +209,36 @@ class GitHubFake:
         self.runs[run_id] = run
         return [j["id"] for j in run.jobs]
 
-    def add_comment(self, number: int, body: str, author: str, bot: bool = False) -> int:
+    def add_comment(self, number: int, body: str, author: str, bot: bool = False,
+                    created_at: str = "2026-01-01T00:00:00Z", association: str = "NONE") -> int:
         with self._lock:
-            comment_id: int = self._new_comment(number, body, author, "Bot" if bot else "User")["id"]
+            comment = self._new_comment(number, body, author, "Bot" if bot else "User")
+            comment.update(created_at=created_at, association=association)
+            comment_id: int = comment["id"]
             return comment_id
+
+    def add_review_comment(self, number: int, body: str, author: str, bot: bool = False,
+                           created_at: str = "2026-01-01T00:00:00Z", association: str = "NONE") -> int:
+        """A comment on a line of the pull request's diff (a review comment)."""
+        with self._lock:
+            comment_id = next(self._review_ids)
+            self.review_comments[comment_id] = {
+                "id": comment_id, "number": number, "body": body, "user": author,
+                "type": "Bot" if bot else "User", "created_at": created_at, "association": association}
+            return comment_id
+
+    def add_pull(self, head: str, base: str = "main", *, head_repo: str | None = "",
+                 sha: str = "b" * 40, state: str = "open", merged: bool = False, draft: bool = False,
+                 title: str = "Change", user: str = "octocat") -> int:
+        """A pull request made elsewhere (by a person): `head_repo` names a fork's repository
+        ("" = this one, None = deleted since); `merged` closes it as merged."""
+        with self._lock:
+            number = next(self._numbers)
+            self.pulls[number] = {"number": number, "state": "closed" if merged else state,
+                                  "title": title, "body": "", "draft": draft, "head": head, "base": base,
+                                  "user": user, "labels": [], "sha": sha, "merged": merged,
+                                  "head_repo": f"{self.owner}/{self.repo}" if head_repo == "" else head_repo}
+            return number
 
     def add_workflow(self, file: str, dispatchable: bool = True) -> None:
         self.workflows[file] = {"id": next(self._ids), "file": file, "dispatchable": dispatchable}
@@ -270,17 +318,33 @@ class GitHubFake:
                 "expired": expired, "created_at": "2026-01-01T00:00:00Z",
                 "expires_at": "2026-04-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
 
+    def _repo_json(self, full_name: str) -> dict[str, Any]:
+        owner, name = full_name.split("/", 1)
+        return {"id": 42 if full_name == f"{self.owner}/{self.repo}" else abs(hash(full_name)) % 10**6,
+                "node_id": f"R_{full_name}", "name": name, "full_name": full_name, "private": False,
+                "fork": full_name != f"{self.owner}/{self.repo}", "owner": self._user_json(owner),
+                "url": f"{self.base_url}/repos/{full_name}", "html_url": f"https://github.com/{full_name}"}
+
     def _pull_json(self, pull: dict[str, Any]) -> dict[str, Any]:
         n = pull["number"]
+        here = f"{self.owner}/{self.repo}"
+        # Pulls written straight into `self.pulls` by older tests lack the newer keys.
+        head_repo = pull.get("head_repo", here)
+        merged = bool(pull.get("merged"))
 
-        def ref(name: str) -> dict[str, Any]:
-            return {"label": f"{self.owner}:{name}", "ref": name, "sha": "b" * 40}
+        def ref(name: str, repo: str | None, sha: str) -> dict[str, Any]:
+            owner = (repo or here).split("/", 1)[0]
+            return {"label": f"{owner}:{name}", "ref": name, "sha": sha,
+                    "repo": self._repo_json(repo) if repo else None}
         return {"id": 500 + n, "node_id": f"PR_{n}", "number": n, "state": pull["state"],
                 "title": pull["title"], "body": pull["body"], "draft": pull["draft"],
                 "url": f"{self._repo_url}/pulls/{n}", "issue_url": f"{self._repo_url}/issues/{n}",
                 "html_url": f"https://github.com/{self.owner}/{self.repo}/pull/{n}",
-                "head": ref(pull["head"]), "base": ref(pull["base"]), "user": self._user_json(pull["user"]),
-                "labels": [self._label_json(x) for x in pull["labels"]], "merged": False}
+                "head": ref(pull["head"], head_repo, pull.get("sha", "b" * 40)),
+                "base": ref(pull["base"], here, "c" * 40), "user": self._user_json(pull["user"]),
+                "labels": [self._label_json(x) for x in pull["labels"]], "merged": merged,
+                "merged_at": "2026-01-02T00:00:00Z" if merged else None,
+                "closed_at": "2026-01-02T00:00:00Z" if pull["state"] == "closed" else None}
 
     def _label_json(self, name: str) -> dict[str, Any]:
         return {"id": abs(hash(name)) % 10**6, "node_id": f"L_{name}", "name": name, "color": "ededed",
@@ -293,8 +357,25 @@ class GitHubFake:
                 "url": f"{self._repo_url}/issues/comments/{c['id']}",
                 "html_url": f"https://github.com/{self.owner}/{self.repo}/pull/{c['number']}#issuecomment-{c['id']}",
                 "issue_url": f"{self._repo_url}/issues/{c['number']}",
-                "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-                "author_association": "NONE"}
+                "created_at": c.get("created_at", "2026-01-01T00:00:00Z"),
+                "updated_at": c.get("created_at", "2026-01-01T00:00:00Z"),
+                "author_association": c.get("association", "NONE")}
+
+    def _review_comment_json(self, c: dict[str, Any]) -> dict[str, Any]:
+        pull = self.pulls.get(c["number"], {})
+        sha = pull.get("sha", "b" * 40)
+        url = f"{self._repo_url}/pulls/comments/{c['id']}"
+        html = f"https://github.com/{self.owner}/{self.repo}/pull/{c['number']}#discussion_r{c['id']}"
+        pull_url = f"{self._repo_url}/pulls/{c['number']}"
+        return {"url": url, "pull_request_review_id": c["id"] + 1, "id": c["id"],
+                "node_id": f"PRRC_{c['id']}", "diff_hunk": "@@ -1 +1 @@\n-# Hello", "path": "README.md",
+                "position": 1, "original_position": 1, "commit_id": sha, "original_commit_id": sha,
+                "user": self._user_json(c["user"], c["type"]), "body": c["body"],
+                "created_at": c["created_at"], "updated_at": c["created_at"], "html_url": html,
+                "pull_request_url": pull_url, "author_association": c["association"],
+                "_links": {"self": {"href": url}, "html": {"href": html}, "pull_request": {"href": pull_url}},
+                "start_line": None, "original_start_line": None, "start_side": None, "line": 1,
+                "original_line": 1, "side": "RIGHT"}
 
     def _page(self, path: str, query: dict[str, str], items: list[Any],
               wrap: str | None = None) -> Reply:
@@ -332,15 +413,33 @@ class GitHubFake:
                            "commit": {"sha": "c" * 40, "url": f"{self._repo_url}/commits/{'c' * 40}"},
                            "protection_url": f"{self._repo_url}/branches/{name}/protection"})
 
+    def _run_json(self, run_id: int) -> dict[str, Any]:
+        run = self.runs[run_id]
+        url = f"{self._repo_url}/actions/runs/{run_id}"
+        return {"id": run_id, "name": "CI", "status": "completed", "conclusion": run.conclusion,
+                "head_branch": run.head_branch, "head_sha": run.head_sha, "event": run.event, "url": url,
+                "html_url": f"https://github.com/{self.owner}/{self.repo}/actions/runs/{run_id}",
+                "jobs_url": f"{url}/jobs", "artifacts_url": f"{url}/artifacts",
+                "logs_url": f"{url}/logs", "run_attempt": 1, "pull_requests": [],
+                "created_at": run.created_at, "updated_at": run.created_at}
+
     def _run(self, run: str, **_: Any) -> Reply:
         if int(run) not in self.runs:
             return error(404, "Not Found")
-        url = f"{self._repo_url}/actions/runs/{run}"
-        return Reply(200, {"id": int(run), "name": "CI", "status": "completed", "conclusion": "failure",
-                           "head_branch": "main", "head_sha": "a" * 40, "event": "push", "url": url,
-                           "html_url": f"https://github.com/{self.owner}/{self.repo}/actions/runs/{run}",
-                           "jobs_url": f"{url}/jobs", "artifacts_url": f"{url}/artifacts",
-                           "logs_url": f"{url}/logs", "run_attempt": 1, "pull_requests": []})
+        return Reply(200, self._run_json(int(run)))
+
+    def _list_runs(self, query: dict[str, str], **_: Any) -> Reply:
+        runs = sorted((self._run_json(i) for i in self.runs), key=lambda r: (r["created_at"], r["id"]),
+                      reverse=True)
+        for key, name in (("branch", "head_branch"), ("head_sha", "head_sha"), ("event", "event")):
+            if key in query:
+                runs = [r for r in runs if r[name] == query[key]]
+        status = query.get("status")
+        if status in {"completed", "queued", "in_progress", "requested", "waiting", "pending"}:
+            runs = [r for r in runs if r["status"] == status]
+        elif status:
+            runs = [r for r in runs if r["conclusion"] == status]
+        return self._page(f"/repos/{self.owner}/{self.repo}/actions/runs", query, runs, "workflow_runs")
 
     def _jobs(self, run: str, query: dict[str, str], **_: Any) -> Reply:
         jobs = self.runs[int(run)].jobs if int(run) in self.runs else []
@@ -396,8 +495,8 @@ class GitHubFake:
     def _list_pulls(self, query: dict[str, str], **_: Any) -> Reply:
         state, head = query.get("state", "open"), query.get("head")
         pulls = [self._pull_json(p) for p in self.pulls.values()
-                 if (state == "all" or p["state"] == state)
-                 and (head is None or head == f"{self.owner}:{p['head']}")]
+                 if (state == "all" or p["state"] == state)]
+        pulls = [p for p in pulls if head is None or head == p["head"]["label"]]  # `owner:branch`
         default = "desc" if query.get("sort", "created") == "created" else "asc"  # as the REST docs say
         if query.get("direction", default) == "desc":
             pulls.reverse()
@@ -491,18 +590,29 @@ class GitHubFake:
         return Reply(200, self._comment_json(comment))
 
     def _react(self, c: str, login: str, body: Any, **_: Any) -> Reply:
+        return self._reaction(self.comments, self.reactions, int(c), login, body)
+
+    def _react_review(self, c: str, login: str, body: Any, **_: Any) -> Reply:
+        return self._reaction(self.review_comments, self.review_reactions, int(c), login, body)
+
+    def _reaction(self, comments: dict[int, dict[str, Any]], reactions: list[tuple[int, str, str]],
+                  comment_id: int, login: str, body: Any) -> Reply:
         content = body.get("content") if isinstance(body, dict) else None
-        if int(c) not in self.comments:
+        if comment_id not in comments:
             return error(404, "Not Found")
         if content not in {"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}:
             return error(422, "Validation Failed", errors=[{"resource": "Reaction", "field": "content",
                                                             "code": "invalid"}])
-        existed = (int(c), content, login) in self.reactions
+        existed = (comment_id, content, login) in reactions
         if not existed:
-            self.reactions.append((int(c), content, login))
+            reactions.append((comment_id, content, login))
         return Reply(200 if existed else 201, {"id": 7, "node_id": "RE_7", "content": content,
                                                "user": self._user_json(login),
                                                "created_at": "2026-01-01T00:00:00Z"})
+
+    def _get_review_comment(self, c: str, **_: Any) -> Reply:
+        comment = self.review_comments.get(int(c))
+        return Reply(200, self._review_comment_json(comment)) if comment else error(404, "Not Found")
 
     def _add_labels(self, n: str, body: Any, **_: Any) -> Reply:
         pull = self.pulls.get(int(n))

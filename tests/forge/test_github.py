@@ -19,7 +19,15 @@ import pytest
 from github import Auth, Github
 
 from ci_agent.errors import ExitCode, ForgeError
-from ci_agent.forge.base import Forge, Limits, Permission, parse_marker, render_marker
+from ci_agent.forge.base import (
+    CommandForge,
+    Comment,
+    Forge,
+    Limits,
+    Permission,
+    parse_marker,
+    render_marker,
+)
 from ci_agent.forge.github import ACTIONS_BOT, GitHubForge
 from ci_agent.forge.github_http import asked_wait, sentence
 from tests.fakes.github_fake import (
@@ -414,3 +422,167 @@ def test_fake_serves_a_pull_request_as_an_issue(fake: GitHubFake) -> None:
     client = Github(base_url=fake.base_url, auth=Auth.Token(ACTIONS_TOKEN), seconds_between_requests=None)
     issue = client.get_repo("octo/app").get_issue(number)
     assert (issue.title, issue.pull_request is not None) == ("Fix", True)
+
+
+# -- slash commands (CommandForge) -----------------------------------------------------------
+
+def test_it_is_a_command_forge(fake: GitHubFake) -> None:
+    assert isinstance(make(fake), CommandForge)
+
+
+def test_get_change_request_of_a_same_repository_pull_request(fake: GitHubFake) -> None:
+    number = fake.add_pull("feature/x", sha="d" * 40, draft=True)
+    found = make(fake).get_change_request(number)
+    assert (found.number, found.source_branch, found.target_branch) == (number, "feature/x", "main")
+    assert (found.head_sha, found.fork, found.state, found.draft) == ("d" * 40, False, "open", True)
+
+
+def test_a_fork_pull_request_is_a_fork_even_with_a_branch_name_like_ours(fake: GitHubFake) -> None:
+    """`head.repo.full_name` differs from `base.repo.full_name`: the branch name proves nothing."""
+    number = fake.add_pull("main", head_repo="mallory/app")
+    found = make(fake).get_change_request(number)
+    assert found.fork is True and found.source_branch == "main"
+
+
+def test_a_pull_request_whose_head_repository_was_deleted_counts_as_a_fork(fake: GitHubFake) -> None:
+    number = fake.add_pull("gone", head_repo=None)
+    assert make(fake).get_change_request(number).fork is True
+
+
+def test_merged_and_closed_states(fake: GitHubFake) -> None:
+    merged = fake.add_pull("done", merged=True)
+    closed = fake.add_pull("dropped", state="closed")
+    forge = make(fake)
+    assert forge.get_change_request(merged).state == "merged"
+    assert forge.get_change_request(closed).state == "closed"
+    # Found through the list endpoint (no `merged` key there): still merged, and no extra GET.
+    fake.pulls[merged]["head"] = FIX
+    single = rf"/repos/octo/app/pulls/{merged}"
+    before = len(fake.requests_to("GET", single))
+    assert forge.find_change_request(FIX, include_closed=True).state == "merged"  # type: ignore[union-attr]
+    assert len(fake.requests_to("GET", single)) == before
+
+
+def test_find_change_request_fills_head_sha_and_fork(fake: GitHubFake) -> None:
+    opened = make(fake).open_change_request(FIX, "main", "t", "b")
+    assert (opened.head_sha, opened.fork, opened.state) == ("b" * 40, False, "open")
+
+
+def test_get_change_request_that_does_not_exist_is_a_forge_error(fake: GitHubFake) -> None:
+    with pytest.raises(ForgeError, match="404"):
+        make(fake).get_change_request(404)
+
+
+def test_get_comment_reads_the_current_body(fake: GitHubFake) -> None:
+    number = fake.add_pull("feature/x")
+    comment_id = fake.add_comment(number, "/ci-agent fix", "octocat", created_at="2026-03-04T05:06:07Z")
+    fake.comments[comment_id]["body"] = "/ci-agent explain"  # edited after the event was sent
+    got = make(fake).get_comment(number, comment_id)
+    assert got == Comment(comment_id, "/ci-agent explain", "octocat", False, "2026-03-04T05:06:07Z", False)
+    assert fake.requests_to("GET", rf"/repos/octo/app/issues/comments/{comment_id}")
+
+
+def test_get_review_comment_uses_the_pulls_route(fake: GitHubFake) -> None:
+    number = fake.add_pull("feature/x")
+    comment_id = fake.add_review_comment(number, "/ci-agent fix here", "dependabot[bot]", bot=True,
+                                         created_at="2026-03-04T05:06:07Z")
+    got = make(fake).get_comment(number, comment_id, review=True)
+    assert got == Comment(comment_id, "/ci-agent fix here", "dependabot[bot]", True,
+                          "2026-03-04T05:06:07Z", True)
+    assert fake.requests_to("GET", rf"/repos/octo/app/pulls/comments/{comment_id}")
+    # The same id is no issue comment: the two kinds do not share ids on GitHub.
+    assert make(fake).get_comment(number, comment_id) is None
+
+
+def test_a_deleted_comment_is_none(fake: GitHubFake) -> None:
+    number = fake.add_pull("feature/x")
+    comment_id = fake.add_comment(number, "/ci-agent fix", "octocat")
+    del fake.comments[comment_id]
+    assert make(fake).get_comment(number, comment_id) is None
+
+
+def test_a_comment_of_another_pull_request_is_none(fake: GitHubFake) -> None:
+    """The event said #a; the comment lives on #b: trust neither, act on nothing."""
+    a, b = fake.add_pull("a"), fake.add_pull("b")
+    comment_id = fake.add_comment(b, "/ci-agent fix", "octocat")
+    review_id = fake.add_review_comment(b, "/ci-agent fix", "octocat")
+    forge = make(fake)
+    assert forge.get_comment(a, comment_id) is None
+    assert forge.get_comment(a, review_id, review=True) is None
+    assert forge.get_comment(b, comment_id) is not None
+
+
+def test_list_comments_carry_created_at(fake: GitHubFake) -> None:
+    number = fake.add_pull("feature/x")
+    fake.add_comment(number, "hello", "octocat", created_at="2026-05-06T07:08:09Z")
+    (comment,) = make(fake).list_comments(number)
+    assert comment.created_at == "2026-05-06T07:08:09Z" and comment.review is False
+
+
+def test_claim_is_true_once_201_then_false_200(fake: GitHubFake) -> None:
+    number = fake.add_pull("feature/x")
+    comment_id = fake.add_comment(number, "/ci-agent fix", "octocat")
+    assert make(fake).claim(number, comment_id) is True
+    assert make(fake).claim(number, comment_id) is False  # a second delivery: another run
+    assert fake.reactions == [(comment_id, "eyes", ACTIONS_BOT)]
+    posts = fake.requests_to("POST", rf"/repos/octo/app/issues/comments/{comment_id}/reactions")
+    assert [p.body for p in posts] == [{"content": "eyes"}] * 2
+
+
+def test_claim_of_a_review_comment_reacts_on_the_pulls_route(fake: GitHubFake) -> None:
+    number = fake.add_pull("feature/x")
+    comment_id = fake.add_review_comment(number, "/ci-agent fix", "octocat")
+    forge = make(fake)
+    assert forge.claim(number, comment_id, review=True) is True
+    assert forge.claim(number, comment_id, review=True) is False
+    assert fake.review_reactions == [(comment_id, "eyes", ACTIONS_BOT)] and fake.reactions == []
+
+
+def test_claim_by_another_account_does_not_count_as_ours(fake: GitHubFake) -> None:
+    """GitHub's 200 means "you already reacted so"; a person's 👀 leaves ours to be created."""
+    number = fake.add_pull("feature/x")
+    comment_id = fake.add_comment(number, "/ci-agent fix", "octocat")
+    assert make(fake, USER_TOKEN).claim(number, comment_id) is True
+    assert make(fake).claim(number, comment_id) is True
+
+
+def test_claim_retries_a_server_error_and_reports_a_refusal(fake: GitHubFake) -> None:
+    number = fake.add_pull("feature/x")
+    comment_id = fake.add_comment(number, "/ci-agent fix", "octocat")
+    fake.inject(server_error(502), path="/reactions$", method="POST")
+    assert make(fake).claim(number, comment_id) is True
+    other = fake.add_comment(number, "/ci-agent fix", "octocat")
+    fake.inject(forbidden("pull_requests=write"), path="/reactions$", method="POST")
+    with pytest.raises(ForgeError, match="pull-requests: write"):
+        make(fake).claim(number, other)
+
+
+def test_claim_of_a_deleted_comment_is_a_forge_error(fake: GitHubFake) -> None:
+    number = fake.add_pull("feature/x")
+    with pytest.raises(ForgeError, match="404"):
+        make(fake).claim(number, 123456)
+
+
+def test_latest_failed_run_picks_the_newest_failure_of_branch_and_sha(fake: GitHubFake) -> None:
+    sha = "e" * 40
+    fake.add_run(11, [("test", "failure")], branch="feature/x", sha=sha, created_at="2026-01-01T10:00:00Z")
+    fake.add_run(12, [("test", "failure")], branch="feature/x", sha=sha, created_at="2026-01-01T12:00:00Z")
+    fake.add_run(13, [("test", "success")], branch="feature/x", sha=sha, conclusion="success",
+                 created_at="2026-01-01T13:00:00Z")
+    fake.add_run(14, [("test", "failure")], branch="feature/x", sha="f" * 40, created_at="2026-01-01T14:00:00Z")
+    fake.add_run(15, [("test", "failure")], branch="other", sha=sha, created_at="2026-01-01T15:00:00Z")
+    assert make(fake).latest_failed_run("feature/x", sha) == 12
+    (listed,) = fake.requests_to("GET", "/repos/octo/app/actions/runs")
+    assert {k: listed.query[k] for k in ("branch", "head_sha", "status")} == {
+        "branch": "feature/x", "head_sha": sha, "status": "failure"}
+
+
+def test_latest_failed_run_none_when_nothing_failed(fake: GitHubFake) -> None:
+    fake.add_run(21, [("test", "success")], branch="feature/x", sha="e" * 40, conclusion="success")
+    assert make(fake).latest_failed_run("feature/x", "e" * 40) is None
+
+
+def test_latest_failed_run_needs_actions_read(fake: GitHubFake) -> None:
+    fake.inject(forbidden("actions=read"), path="/actions/runs$", method="GET")
+    with pytest.raises(ForgeError, match="actions: read"):
+        make(fake).latest_failed_run("feature/x", "e" * 40)
