@@ -1,4 +1,5 @@
-"""`Forge` (and `PipelineStarter`) over python-gitlab: the only module that imports `gitlab`.
+"""`Forge`, `PipelineStarter` and `CommandForge` over python-gitlab (with `gitlab_commands`, the only
+modules that import `gitlab`).
 
 Change request numbers are merge request **iids**, run ids are **pipeline ids**. Retries are ours
 (tenacity), not python-gitlab's: its `obey_rate_limit` sleeps with `time.sleep` and cannot be
@@ -40,6 +41,7 @@ from ci_agent.forge.base import (
 )
 from ci_agent.forge.download import UnsafeArchive, extract_zip, safe_name, stream_to_file
 from ci_agent.forge.github_http import StatusForgeError, status_of
+from ci_agent.forge.gitlab_commands import GitLabCommands
 from ci_agent.forge.gitlab_http import (
     RaisingBackend,
     TransientHttp,
@@ -65,9 +67,10 @@ _CHUNK = 1024 * 1024
 _EMOJI = {"+1": "thumbsup", "-1": "thumbsdown", "laugh": "laughing", "hooray": "tada"}
 
 
-class GitLabForge:
+class GitLabForge(GitLabCommands):
     """One project on a GitLab server. `token_kind` is "private" (PAT, project or group access
-    token: `PRIVATE-TOKEN`) or "job" (`CI_JOB_TOKEN`: `JOB-TOKEN`). `sleep` is injectable for tests."""
+    token: `PRIVATE-TOKEN`) or "job" (`CI_JOB_TOKEN`: `JOB-TOKEN`). `sleep` is injectable for tests.
+    The slash-command methods (`CommandForge`, the poller's) live in `gitlab_commands`."""
 
     def __init__(
         self,

@@ -160,15 +160,29 @@ def expired_at(when: Any) -> str | None:
     return when if moment <= datetime.now(UTC) else None
 
 
+# GitLab's merge request states as ours; `locked` is the moment of merging, still open.
+_STATES = {"opened": "open", "locked": "open", "closed": "closed", "merged": "merged"}
+
+
 def change_request(data: Mapping[str, Any]) -> ChangeRequest:
+    source, target = data.get("source_project_id"), data.get("target_project_id")
     return ChangeRequest(number=int(data["iid"]), url=str(data.get("web_url") or ""),
                          source_branch=str(data["source_branch"]), target_branch=str(data["target_branch"]),
                          draft=bool(data.get("draft") or data.get("work_in_progress")),
-                         labels=tuple(str(x) for x in data.get("labels") or ()))
+                         labels=tuple(str(x) for x in data.get("labels") or ()),
+                         head_sha=str(data.get("sha") or ""),
+                         fork=source is not None and target is not None and source != target,
+                         state=_STATES.get(str(data.get("state") or ""), "closed"))
+
+
+def is_bot_username(username: str) -> bool:
+    """A project or group access token's user (`project_42_bot_<hex>`)."""
+    return _BOT_USER.match(username) is not None
 
 
 def comment(data: Mapping[str, Any]) -> Comment:
     author = data.get("author") or {}
     username = str(author.get("username") or "")
     return Comment(id=int(data["id"]), body=str(data.get("body") or ""), author=username,
-                   author_is_bot=bool(author.get("bot")) or bool(_BOT_USER.match(username)))
+                   author_is_bot=bool(author.get("bot")) or is_bot_username(username),
+                   created_at=str(data.get("created_at") or ""))

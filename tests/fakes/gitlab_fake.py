@@ -2,7 +2,8 @@
 
 stdlib `ThreadingHTTPServer` on 127.0.0.1, port 0, in a thread; `.url` is the server root (the
 client adds `/api/v4`). One project, `acme/shop` (id 42), addressed by id or URL-encoded path.
-A route table (`gitlab_fake_routes.py` holds the handlers and the state): unknown routes answer
+A route table (`gitlab_fake_routes.py` holds the handlers and the state, `gitlab_fake_commands.py`
+what slash commands and the poller add): unknown routes answer
 404 and are recorded in `failures` (tests assert it stays empty); every request is recorded with
 token values masked. State lives in memory, so what one forge writes a later one reads.
 
@@ -26,11 +27,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.gitlab_fake_commands import CommandRoutes
 from tests.fakes.gitlab_fake_routes import (
     API,
     Call,
     FakeJob,
-    FakeRoutes,
     Reply,
     error,
     forbidden,
@@ -86,7 +87,7 @@ def server_error(status: int = 502) -> Reply:
                  {"content-type": "text/html"})
 
 
-class GitLabFake(FakeRoutes):
+class GitLabFake(CommandRoutes):
     """Use as a context manager. `origin` is the bare repository branches are checked against
     (MR source/target, pipeline refs); without it every branch exists."""
 
@@ -128,6 +129,7 @@ class GitLabFake(FakeRoutes):
             ("PUT", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)"), self.r_update_note),
             ("GET", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)/award_emoji"), self.r_note_awards),
             ("POST", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)/award_emoji"), self.r_award_note),
+            *self.command_routes(),
         ]
         self._routes = [(m, re.compile(p + r"/?\Z"), h) for m, p, h in table]
 

@@ -7,6 +7,7 @@ read back, and retries are counted as requests the fake received.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import stat
 import subprocess
@@ -207,7 +208,7 @@ def test_a_closed_merge_request_is_found_only_when_asked(fake: GitLabFake) -> No
     closed = forge.open_change_request(FIX, "main", "Fix", "")
     fake.merge_requests[closed.number]["state"] = "closed"
     assert forge.find_change_request(FIX) is None
-    assert forge.find_change_request(FIX, include_closed=True) == closed
+    assert forge.find_change_request(FIX, include_closed=True) == dataclasses.replace(closed, state="closed")
     reopened = forge.open_change_request(FIX, "main", "Fix again", "")  # a new one, the closed one left alone
     assert reopened.number != closed.number
     assert forge.find_change_request(FIX, include_closed=True) == reopened
