@@ -285,3 +285,59 @@ def judge(found: Trigger, head_repo: str) -> Trigger:
                        "; there is nothing to fix")
     return found
 
+
+
+# --- slash commands: the comment that may hold one (issue 7) --------------------------------------
+
+COMMENT_EVENTS = ("issue_comment", "pull_request_review_comment")
+
+
+@dataclass(frozen=True)
+class CommentEvent:
+    """A comment as the event payload tells it. Only a hint: the body may have been edited since
+    and the author's rights are not in it; the handler reads the comment back through the API and
+    asks for the permission before acting on anything."""
+
+    action: str  # created | edited | deleted
+    comment_id: int
+    body: str
+    author: str
+    author_is_bot: bool
+    association: str  # author_association: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE...
+    number: int  # the pull request (or issue) number
+    on_pull_request: bool
+    review: bool  # a review (diff) comment: its reactions live under /pulls/comments
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def comment_event(ctx: GitHubContext) -> CommentEvent:
+    """From `issue_comment` (a pull request's conversation shows as an issue carrying a
+    `pull_request` key) or `pull_request_review_comment` (always on a pull request)."""
+    if ctx.event_name not in COMMENT_EVENTS:
+        raise UsageError(f"ci-agent command runs on {' or '.join(COMMENT_EVENTS)} events, not "
+                         f"{ctx.event_name[:40] or 'no event'!r}")
+    review = ctx.event_name == "pull_request_review_comment"
+    comment = _get(ctx.event, "comment")
+    holder = _get(ctx.event, "pull_request" if review else "issue")
+    if not isinstance(comment, Mapping) or not isinstance(holder, Mapping):
+        raise UsageError(f"the {ctx.event_name} event payload has no comment or no "
+                         f"{'pull_request' if review else 'issue'} object")
+    comment_id, number = _whole(comment.get("id")), _whole(holder.get("number"))
+    if comment_id is None or number is None:
+        raise UsageError(f"the {ctx.event_name} event payload has no comment id or number")
+    user = comment.get("user")
+    body = comment.get("body")
+    return CommentEvent(
+        action=_text(ctx.event.get("action")),
+        comment_id=comment_id,
+        body=body if isinstance(body, str) else "",
+        author=_login(user),
+        author_is_bot=_text(_get(user, "type")) == "Bot",
+        association=_text(comment.get("author_association")).upper(),
+        number=number,
+        on_pull_request=review or isinstance(holder.get("pull_request"), Mapping),
+        review=review,
+    )

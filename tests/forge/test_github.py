@@ -569,7 +569,8 @@ def test_latest_failed_run_picks_the_newest_failure_of_branch_and_sha(fake: GitH
     fake.add_run(12, [("test", "failure")], branch="feature/x", sha=sha, created_at="2026-01-01T12:00:00Z")
     fake.add_run(13, [("test", "success")], branch="feature/x", sha=sha, conclusion="success",
                  created_at="2026-01-01T13:00:00Z")
-    fake.add_run(14, [("test", "failure")], branch="feature/x", sha="f" * 40, created_at="2026-01-01T14:00:00Z")
+    fake.add_run(14, [("test", "failure")], branch="feature/x", sha="f" * 40,
+                 created_at="2026-01-01T14:00:00Z")
     fake.add_run(15, [("test", "failure")], branch="other", sha=sha, created_at="2026-01-01T15:00:00Z")
     assert make(fake).latest_failed_run("feature/x", sha) == 12
     (listed,) = fake.requests_to("GET", "/repos/octo/app/actions/runs")

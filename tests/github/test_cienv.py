@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,10 @@ import pytest
 from ci_agent.cienv import (
     INPUT_NAMES,
     ActionInputs,
+    CommentEvent,
+    GitHubContext,
     action_inputs,
+    comment_event,
     github_context,
     input_env_name,
     is_actions_token,
@@ -63,7 +67,7 @@ def test_actions_token_heuristic() -> None:
     assert not is_actions_token("", {"GITHUB_TOKEN": ""})
 
 
-def _env(tmp_path: Path, event_name: str, payload: dict[str, object], **extra: str) -> dict[str, str]:
+def _env(tmp_path: Path, event_name: str, payload: Mapping[str, object], **extra: str) -> dict[str, str]:
     path = tmp_path / "event.json"
     path.write_text(json.dumps(payload), encoding="utf-8")
     return {"GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(path), "GITHUB_REPOSITORY": "octo/app",
@@ -137,3 +141,113 @@ def test_bad_context_is_a_usage_error(tmp_path: Path) -> None:
         github_context({"GITHUB_REPOSITORY": "o/r", "GITHUB_EVENT_PATH": str(tmp_path / "e.json")})
     with pytest.raises(UsageError, match="workflow_run object"):
         trigger(github_context(_env(tmp_path, "workflow_run", {})))
+
+
+# --- comment events (slash commands) ----------------------------------------------------------------
+# Shapes trimmed from octokit/webhooks' recorded payloads (payload-examples/api.github.com/
+# issue_comment/created.1.payload.json and pull_request_review_comment/created.payload.json): only
+# the keys a consumer reads, with their real names, nesting and values. A pull request's
+# conversation comment arrives as `issue_comment` whose issue carries a `pull_request` object
+# (the REST/webhook docs: "pull_request": {url, html_url, diff_url, patch_url, merged_at}).
+
+CODERTOCAT = {"login": "Codertocat", "id": 21031067, "type": "User", "site_admin": False}
+
+
+def _issue_comment(action: str = "created", on_pr: bool = True, **comment: object) -> dict[str, object]:
+    issue: dict[str, object] = {"url": "https://api.github.com/repos/Codertocat/Hello-World/issues/1",
+                                "number": 1, "state": "open", "user": CODERTOCAT,
+                                "author_association": "OWNER"}
+    if on_pr:
+        issue["pull_request"] = {"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1",
+                                 "html_url": "https://github.com/Codertocat/Hello-World/pull/1",
+                                 "diff_url": "https://github.com/Codertocat/Hello-World/pull/1.diff",
+                                 "patch_url": "https://github.com/Codertocat/Hello-World/pull/1.patch",
+                                 "merged_at": None}
+    return {"action": action, "issue": issue,
+            "comment": {"url": "https://api.github.com/repos/Codertocat/Hello-World/issues/comments/492700400",
+                        "issue_url": "https://api.github.com/repos/Codertocat/Hello-World/issues/1",
+                        "id": 492700400, "user": CODERTOCAT, "created_at": "2019-05-15T15:20:21Z",
+                        "author_association": "OWNER",
+                        "body": "You are totally right! I'll get this fixed right away.", **comment},
+            "repository": {"full_name": "Codertocat/Hello-World"}, "sender": CODERTOCAT}
+
+
+def _review_comment(action: str = "created", **comment: object) -> dict[str, object]:
+    return {"action": action,
+            "comment": {"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/comments/284312630",
+                        "pull_request_review_id": 237895671, "id": 284312630, "path": "README.md",
+                        "user": CODERTOCAT, "body": "Maybe you should use more emojji on this line.",
+                        "created_at": "2019-05-15T15:20:37Z", "author_association": "OWNER",
+                        "pull_request_url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/2",
+                        **comment},
+            "pull_request": {"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/2",
+                             "number": 2, "state": "open",
+                             "head": {"label": "Codertocat:changes", "ref": "changes",
+                                      "sha": "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+                                      "repo": {"full_name": "Codertocat/Hello-World"}},
+                             "base": {"label": "Codertocat:master", "ref": "master",
+                                      "sha": "f95f852bd8fca8fcc58a9a2d6c842781e32a215e",
+                                      "repo": {"full_name": "Codertocat/Hello-World"}}},
+            "repository": {"full_name": "Codertocat/Hello-World"}, "sender": CODERTOCAT}
+
+
+def _comment_ctx(tmp_path: Path, event_name: str, payload: dict[str, object]) -> GitHubContext:
+    return github_context(_env(tmp_path, event_name, payload))
+
+
+def test_issue_comment_on_a_pull_request(tmp_path: Path) -> None:
+    got = comment_event(_comment_ctx(tmp_path, "issue_comment", _issue_comment(body="/ci-agent fix")))
+    assert got == CommentEvent("created", 492700400, "/ci-agent fix", "Codertocat", False, "OWNER", 1,
+                               on_pull_request=True, review=False)
+
+
+def test_issue_comment_on_a_plain_issue_is_not_on_a_pull_request(tmp_path: Path) -> None:
+    got = comment_event(_comment_ctx(tmp_path, "issue_comment", _issue_comment(on_pr=False)))
+    assert got.on_pull_request is False and got.number == 1
+    assert got.body == "You are totally right! I'll get this fixed right away."
+
+
+def test_review_comment(tmp_path: Path) -> None:
+    got = comment_event(_comment_ctx(tmp_path, "pull_request_review_comment", _review_comment()))
+    assert got == CommentEvent("created", 284312630, "Maybe you should use more emojji on this line.",
+                               "Codertocat", False, "OWNER", 2, on_pull_request=True, review=True)
+
+
+def test_edited_comment_keeps_its_action_for_the_gate(tmp_path: Path) -> None:
+    assert comment_event(_comment_ctx(tmp_path, "issue_comment", _issue_comment("edited"))).action == "edited"
+    edited = _review_comment("edited")
+    assert comment_event(_comment_ctx(tmp_path, "pull_request_review_comment", edited)).action == "edited"
+
+
+def test_a_bot_comment_says_so(tmp_path: Path) -> None:
+    bot = {"login": "dependabot[bot]", "id": 49699333, "type": "Bot", "site_admin": False}
+    payload = _issue_comment(user=bot, author_association="NONE")
+    got = comment_event(_comment_ctx(tmp_path, "issue_comment", payload))
+    assert (got.author, got.author_is_bot, got.association) == ("dependabot[bot]", True, "NONE")
+
+
+def test_a_deleted_account_and_a_null_body_are_empty_not_errors(tmp_path: Path) -> None:
+    got = comment_event(_comment_ctx(tmp_path, "issue_comment", _issue_comment(user=None, body=None)))
+    assert (got.author, got.author_is_bot, got.body) == ("", False, "")
+
+
+@pytest.mark.parametrize("event_name", ["push", "pull_request", "workflow_run", "pull_request_review", ""])
+def test_other_events_are_usage_errors(tmp_path: Path, event_name: str) -> None:
+    with pytest.raises(UsageError, match="issue_comment or pull_request_review_comment"):
+        comment_event(_comment_ctx(tmp_path, event_name, _issue_comment()))
+
+
+@pytest.mark.parametrize(("event_name", "payload"), [
+    ("issue_comment", {"action": "created"}),
+    ("issue_comment", {**_issue_comment(), "issue": None}),
+    ("issue_comment", {**_issue_comment(), "comment": "text"}),
+    ("issue_comment", _issue_comment(id="492700400")),
+    ("issue_comment", _issue_comment(id=True)),
+    ("issue_comment", {**_issue_comment(), "issue": {"number": 0}}),
+    ("pull_request_review_comment", {**_review_comment(), "pull_request": {"number": "2"}}),
+    ("pull_request_review_comment", _issue_comment()),  # an issue payload under the review event
+])
+def test_malformed_payloads_are_usage_errors(tmp_path: Path, event_name: str,
+                                            payload: dict[str, object]) -> None:
+    with pytest.raises(UsageError, match=event_name):
+        comment_event(_comment_ctx(tmp_path, event_name, payload))
