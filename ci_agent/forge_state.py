@@ -68,20 +68,21 @@ class Proposed:
     branch: str
     number: int
     summary: str = ""
+    fingerprint: str = ""  # the failure it addresses (the applied commit's CI-Agent-Failure)
 
     def to_json(self) -> dict[str, Any]:
         return {"sha256": self.sha256, "base": self.base, "branch": self.branch, "n": self.number,
-                "summary": self.summary}
+                "summary": self.summary, "fp": self.fingerprint}
 
     @classmethod
     def from_json(cls, data: Any) -> Proposed | None:
         if not isinstance(data, Mapping) or not isinstance(data.get("n"), int):
             return None
-        texts = [data.get(k) for k in ("sha256", "base", "branch", "summary")]
+        texts = [data.get(k) for k in ("sha256", "base", "branch", "summary", "fp")]
         if not all(isinstance(t, str) for t in texts):
             return None
-        sha, base, branch, summary = (str(t) for t in texts)
-        return cls(sha, base, branch, int(data["n"]), summary)
+        sha, base, branch, summary, fingerprint = (str(t) for t in texts)
+        return cls(sha, base, branch, int(data["n"]), summary, fingerprint)
 
 
 def _list(value: Any) -> list[Any]:

@@ -19,7 +19,7 @@ from ci_agent.llm.client import ModelClient
 
 
 def make_plan(repo: Path, source_ref: str, fix_branch: str, settings: Settings, inputs: ActionInputs,
-              sources: Sources) -> Plan:
+              sources: Sources, instructions: str = "", explain: bool = False) -> Plan:
     from ci_agent.llm.anthropic_client import DEFAULT_MODEL
 
     try:
@@ -29,7 +29,8 @@ def make_plan(repo: Path, source_ref: str, fix_branch: str, settings: Settings, 
     return Plan(repo=repo, source_ref=source_ref, fix_branch=fix_branch,
                 model=model_settings(settings, DEFAULT_MODEL), command=(), verify=verify,
                 logs=sources.logs, result_globs=sources.result_globs,
-                timeout_s=settings.commands.timeout_s, dry_run=inputs.dry_run)
+                timeout_s=settings.commands.timeout_s, dry_run=inputs.dry_run,
+                instructions=instructions, explain=explain)
 
 
 def make_seams(settings: Settings, env: Mapping[str, str], inputs: ActionInputs,

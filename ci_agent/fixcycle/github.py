@@ -70,7 +70,7 @@ class GitHubPlatform:
         return gitops.auth_config(repo, token, self.ctx.server_url)
 
     def sources(self, forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Path) -> Sources:
-        if trig.kind == "workflow_run":
+        if trig.kind in ("workflow_run", "command"):  # a command acts on a failed run's logs
             return fetched_sources(forge, trig, inputs, dest)
         return inline_sources(inputs, self.ctx.workspace)
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Result:
-    outcome: str  # fixed|committed|escalated|gave_up|nothing_to_do|skipped|refused
+    outcome: str  # fixed|committed|proposed|explained|escalated|gave_up|nothing_to_do|skipped|refused
     exit_code: ExitCode
     message: str
     branch: str = ""
@@ -51,7 +51,7 @@ class Result:
 
 _TITLES = {"fixed": "fixed", "committed": "patch pushed, CI decides", "escalated": "escalated",
            "gave_up": "no safe patch", "nothing_to_do": "nothing to fix", "skipped": "skipped",
-           "refused": "refused"}
+           "refused": "refused", "proposed": "patch proposed for review", "explained": "explained"}
 
 
 def summary(result: Result, words: Words) -> str:
@@ -81,14 +81,27 @@ class Cycle:
     marker: ForgeState
     remote_tip: str | None
     auth: list[str]
+    # The local ref the attempt engine commits on. The fix branch itself in mode pr; in modes
+    # push/propose (the source branch is the one fixed) a private name, so the runner's own
+    # checkout of that branch is never moved under its feet.
+    local_branch: str = ""
+
+    @property
+    def engine_branch(self) -> str:
+        return self.local_branch or self.fix_branch
+
+
+IN_PLACE_PREFIX = "ci-agent/in-place/"
 
 
 def run_cycle(env: Mapping[str, str], inputs: ActionInputs, trig: Trigger, platform: Platform,
-              client_factory: Callable[[], ModelClient] | None = None) -> Result:
-    """One cycle for a trigger the platform judged acceptable (not refused, not skipped)."""
-    if inputs.mode != "pr":
-        raise UsageError(f"mode {inputs.mode} is not available in CI yet; use mode: pr")
-    return _Runner(env, inputs, trig, platform, client_factory).go()
+              client_factory: Callable[[], ModelClient] | None = None, *, instructions: str = "",
+              explain: bool = False) -> Result:
+    """One cycle for a trigger the platform judged acceptable (not refused, not skipped). A trigger
+    of kind "command" is a writer's `/ci-agent fix` or `explain` on the failure of run `run_id`."""
+    runner = _Runner(env, inputs, trig, platform, client_factory)
+    runner.instructions, runner.explain = instructions, explain
+    return runner.go()
 
 
 class _Runner:
@@ -96,6 +109,12 @@ class _Runner:
                  client_factory: Callable[[], ModelClient] | None) -> None:
         self.env, self.inputs, self.trig, self.platform = env, inputs, trig, platform
         self.words = platform.words
+        self.instructions, self.explain = "", False
+        self.command = trig.kind == "command"
+        # modes push and propose fix the source branch itself; a fix branch keeps mode pr's ways
+        self.in_place = inputs.mode in ("push", "propose") and not trig.on_fix_branch
+        # runs on the branch that holds our attempts decide them
+        self.observing = trig.on_fix_branch or self.in_place
         self.client_factory = client_factory
         self.notes: tuple[str, ...] = ()  # what could not be fetched (missing artifacts ...)
         from ci_agent.redact import Redactor
@@ -113,7 +132,7 @@ class _Runner:
         # Who pushed a same-repository branch had write access; the check matters for the source
         # branch's run. Runs on our fix branch were started by our own pushes (an App bot has no
         # collaborator permission), so they are not checked.
-        if self.trig.kind != "inline" and self.trig.actor and not self.trig.on_fix_branch:
+        if self.trig.kind in ("workflow_run", "pipeline") and self.trig.actor and not self.trig.on_fix_branch:
             level = forge.permission(self.trig.actor)
             if level < Permission.WRITE:
                 return Result("refused", ExitCode.OK, f"{self.trig.actor} has {level.name.lower()} "
@@ -127,6 +146,8 @@ class _Runner:
 
     def _cycle(self, repo: Path, settings: Settings, forge: Forge, token: str) -> Cycle | Result:
         trig = self.trig
+        if self.in_place:
+            return self._in_place_cycle(repo, settings, forge, token)
         fix_branch = trig.branch if trig.on_fix_branch else state.fix_branch_for(trig.branch)
         pr = forge.find_change_request(fix_branch)
         # Our marker lives on the fix PR; before there is one, on the source PR (if any).
@@ -139,7 +160,7 @@ class _Runner:
                 return Result("skipped", ExitCode.OK, f"{fix_branch} has no open fix "
                               f"{self.words.change_request}, so the branch it fixes is unknown; "
                               "nothing to do", fix_branch)
-        if pr is not None and texts.PAUSED_LABEL in pr.labels:
+        if pr is not None and texts.PAUSED_LABEL in pr.labels and not self.command:
             return Result("skipped", ExitCode.OK, f"{self.words.ref(pr.number)} is labelled "
                           f"{texts.PAUSED_LABEL}; no automatic attempts", fix_branch, pr=pr)
         if fix_branch == forge.default_branch() or (forge.protected(fix_branch)
@@ -151,10 +172,31 @@ class _Runner:
         marker = replace(marker, fix_branch=fix_branch, source_branch=source)
         return Cycle(repo, settings, forge, token, source, fix_branch, pr, marker, remote_tip, auth)
 
+    def _in_place_cycle(self, repo: Path, settings: Settings, forge: Forge, token: str) -> Cycle | Result:
+        """Modes push and propose: the failing branch is the one fixed, through its own open
+        change request (which holds the status comment). Push never writes to the default or a
+        protected branch; propose writes nothing but the comment."""
+        branch, mode, cr = self.trig.branch, self.inputs.mode, self.words.change_request
+        pr = forge.find_change_request(branch)
+        if pr is None and mode == "push":
+            return Result("skipped", ExitCode.OK, f"mode push commits onto the failing {cr}'s branch, "
+                          f"and {branch} has no open {cr}; nothing was done (mode pr opens a fix {cr})",
+                          branch)
+        if mode == "push" and (branch == forge.default_branch() or forge.protected(branch)):
+            return Result("skipped", ExitCode.OK, f"mode push never pushes to the default or a "
+                          f"protected branch ({branch}); use mode pr there", branch, pr=pr)
+        if pr is not None and texts.PAUSED_LABEL in pr.labels and not self.command:
+            return Result("skipped", ExitCode.OK, f"{self.words.ref(pr.number)} is labelled "
+                          f"{texts.PAUSED_LABEL}; no automatic attempts", branch, pr=pr)
+        marker = ForgeState.from_json(forge.read_status_state(pr.number) if pr else None)
+        marker = replace(marker, fix_branch=branch, source_branch=branch)
+        return Cycle(repo, settings, forge, token, branch, branch, pr, marker, fetch_fix_branch(repo, branch),
+                     self.platform.push_auth(repo, token), IN_PLACE_PREFIX + state.sanitise_branch(branch))
+
     def _with_cycle(self, cycle: Cycle, tmp: Path) -> Result:
         trig = self.trig
         chain = read_chain(cycle.repo, cycle.remote_tip)
-        if trig.run_id and trig.run_id in cycle.marker.runs:
+        if trig.run_id and trig.run_id in cycle.marker.runs and not self.command:
             return self._result(cycle, "skipped", ExitCode.OK,
                                 f"run {trig.run_id} was already handled ({cycle.marker.runs[trig.run_id]}); "
                                 "a rerun changes nothing")
@@ -163,9 +205,15 @@ class _Runner:
         sources = self.platform.sources(cycle.forge, trig, self.inputs, tmp)
         self.notes = sources.notes
         collected = collect(cycle.repo, logs=sources.logs, result_globs=sources.result_globs, root=cycle.repo)
-        if trig.on_fix_branch and collected.red:
+        if self.explain:
+            if not collected.red:
+                return self._result(cycle, "nothing_to_do", ExitCode.OK, "nothing fails in the "
+                                    f"latest failed {self.words.run}'s logs and results; nothing to explain",
+                                    collected=collected)
+            return self._attempt(cycle, chain, collected, sources)
+        if self.observing and collected.red:
             return self._observed(cycle, chain, green=False, collected=collected, sources=sources)
-        if trig.on_fix_branch:
+        if self.observing:
             # Inline, this step runs because a step failed: logs that show nothing failing are
             # misconfigured inputs, never proof of a green run (that comes from workflow_run).
             return self._result(cycle, "nothing_to_do", ExitCode.OK, "the logs and results given show "
@@ -176,7 +224,7 @@ class _Runner:
                                 "results given; nothing to fix" + _notes(sources), collected=collected)
         tip = chain[-1] if chain else None
         if tip is not None and tip.attempt is not None and tip.key not in cycle.marker.results:
-            if cycle.pr is None:
+            if cycle.pr is None and not self.command:
                 return self._orphaned(cycle, chain, tip, collected)
             return self._result(cycle, "skipped", ExitCode.OK, f"attempt {tip.attempt.number} on "
                                 f"{cycle.fix_branch} is waiting for its CI {self.words.run}; no new attempt",
@@ -218,7 +266,7 @@ class _Runner:
                   sources: Sources | None = None) -> Result:
         seen = observe_run(cycle.marker, chain, self.trig.run_id, self.trig.sha, green,
                            collected.fingerprint if collected else "")
-        if seen.verdict == "stale":
+        if seen.verdict == "stale" or (self.command and seen.verdict == "seen" and _pending(chain, seen.state)):
             return self._result(cycle, "skipped", ExitCode.OK, f"this run tested an older commit of "
                                 f"{cycle.fix_branch}; a newer one is waiting for its own run",
                                 collected=collected)
@@ -265,11 +313,12 @@ class _Runner:
         from ci_agent.fixcycle.engine import make_plan, make_seams, tried_from
 
         source_ref = (gitops.fetch_source(cycle.repo, cycle.source, cycle.auth)
-                      if not self.trig.on_fix_branch else "refs/heads/" + cycle.fix_branch)
-        gitops.reset_local_fix_branch(cycle.repo, cycle.fix_branch, cycle.remote_tip)
+                      if not self.observing else "refs/heads/" + cycle.engine_branch)
+        gitops.reset_local_fix_branch(cycle.repo, cycle.engine_branch, cycle.remote_tip)
         if not self.inputs.dry_run:
-            gitops.seed_record(cycle.repo, cycle.fix_branch, chain, cycle.marker, _identity(cycle.settings))
-        plan = make_plan(cycle.repo, source_ref, cycle.fix_branch, cycle.settings, self.inputs, sources)
+            gitops.seed_record(cycle.repo, cycle.engine_branch, chain, cycle.marker, _identity(cycle.settings))
+        plan = make_plan(cycle.repo, source_ref, cycle.engine_branch, cycle.settings, self.inputs, sources,
+                         self.instructions, self.explain)
         seams = make_seams(cycle.settings, self.env, self.inputs, self.client_factory,
                            self.platform.missing_key(cycle.fix_branch))
         outcome = run_fix(plan, cycle.settings, seams, self._emit)
@@ -277,7 +326,7 @@ class _Runner:
         made = [a.commit for a in outcome.attempts if a.commit]
         # Every attempt of one run is tried on the same tip: the parent of a new commit, or the tip.
         head = state.rev(cycle.repo, made[-1] + "^") if made else state.rev(
-            cycle.repo, "refs/heads/" + cycle.fix_branch)
+            cycle.repo, "refs/heads/" + cycle.engine_branch)
         tried = tried_from(outcome, self.trig.run_id, head or "")
         cycle.marker = replace(cycle.marker, tokens=cycle.marker.tokens + tokens,
                                tried=(*cycle.marker.tried, *tried))
@@ -288,6 +337,14 @@ class _Runner:
         if outcome.status == "escalated":
             assert outcome.budget is not None
             return self._escalate(cycle, outcome.budget, collected)
+        if outcome.status == "explained":
+            from ci_agent.fixcycle.publish import explained
+
+            return explained(self, cycle, outcome, details, collected)
+        if outcome.status in ("fixed", "committed") and self.in_place and self.inputs.mode == "propose":
+            from ci_agent.fixcycle.publish import propose
+
+            return propose(self, cycle, outcome, details, collected)
         if outcome.status in ("fixed", "committed"):
             return self._publish(cycle, outcome, plan, details, collected)
         status = outcome.status if outcome.status in ("gave_up", "nothing_to_do") else "gave_up"
@@ -314,12 +371,15 @@ class _Runner:
         body = self.redact(texts.pr_body(cycle.source, details, self.words))
         title = self.redact(texts.pr_title(cycle.source, summary))
         forge = cycle.forge
-        if cycle.pr is None:
+        if self.in_place:
+            pass  # mode push: the person's own change request is never retitled or relabelled
+        elif cycle.pr is None:
             cycle.pr = forge.open_change_request(cycle.fix_branch, cycle.source, title, body,
                                                  draft=self.inputs.draft)
+            forge.add_labels(cycle.pr.number, [texts.LABEL])
         else:
             cycle.pr = forge.update_change_request(cycle.pr.number, title=title, body=body)
-        forge.add_labels(cycle.pr.number, [texts.LABEL])
+            forge.add_labels(cycle.pr.number, [texts.LABEL])
         cycle.marker = cycle.marker.with_run(self.trig.run_id, f"attempt {log.number}") \
             if self.trig.run_id else cycle.marker
         note = self.platform.start_ci(cycle.forge, cycle.token, cycle.fix_branch, log.commit)
@@ -380,6 +440,12 @@ class _Runner:
                                  "repository")
             return load_settings(repo, self.env, overrides)
         return settings_from_layers(parse_yaml(path.read_text(encoding="utf-8")), self.env, overrides)
+
+
+def _pending(chain: list[Any], marker: ForgeState) -> bool:
+    """The tip is an attempt CI has not decided yet."""
+    tip = chain[-1] if chain else None
+    return tip is not None and tip.attempt is not None and tip.key not in marker.results
 
 
 def _notes(sources: Sources) -> str:

@@ -79,3 +79,48 @@ def escalation_text(fix_branch: str, failures: Sequence[AttemptRecord], report: 
                                                                                 _FAILURE_BYTES))))
     out.append(f"Tokens used on this fix branch: {tokens}.")
     return "\n\n".join(out) + "\n"
+
+
+PROPOSAL_HEADING = "#### Proposed patch"
+MAX_PROPOSAL_CHARS = 40_000  # the status comment must stay well under GitHub's 65,536
+
+
+def proposal_block(diff: str) -> str:
+    """The patch as posted in mode propose; `extract_proposal` reads exactly this back."""
+    ticks = "```"
+    while ticks in diff:
+        ticks += "`"
+    body = diff if diff.endswith("\n") else diff + "\n"  # byte for byte: no stripping here
+    return (f"{PROPOSAL_HEADING}\n\n{ticks}diff\n{body}{ticks}\n\n"
+            "A writer can apply exactly this patch with `/ci-agent apply` (nothing else is applied).")
+
+
+def extract_proposal(body: str) -> str | None:
+    """The diff inside the proposal block of a status comment body, with its final newline; None
+    when the block is missing or its fence is broken."""
+    start = body.find(PROPOSAL_HEADING + "\n\n")
+    if start < 0:
+        return None
+    rest = body[start + len(PROPOSAL_HEADING) + 2:]
+    opening, _, after = rest.partition("\n")
+    ticks = opening.removesuffix("diff")
+    if not ticks or set(ticks) != {"`"} or len(ticks) < 3:
+        return None
+    end = after.find("\n" + ticks + "\n")
+    if end < 0:
+        return None
+    return after[:end] + "\n"
+
+
+def explanation_text(root_cause: str, summary: str, assumptions: Sequence[str],
+                     open_questions: Sequence[str], confidence: float) -> str:
+    """`/ci-agent explain`: the model's analysis, sanitised (it is untrusted prose)."""
+    out = ["#### Root cause", sanitize_untrusted(root_cause) or "(none given)"]
+    if summary:
+        out += ["#### What would fix it", sanitize_untrusted(summary)]
+    if assumptions:
+        out += ["#### Assumptions"] + [f"- {sanitize_untrusted(a)}" for a in assumptions]
+    if open_questions:
+        out += ["#### Open questions"] + [f"- {sanitize_untrusted(q)}" for q in open_questions]
+    out.append(f"Confidence: {confidence:.2f}. Nothing was changed; `/ci-agent fix` makes an attempt.")
+    return "\n\n".join(out)
