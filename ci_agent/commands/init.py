@@ -1,11 +1,12 @@
-"""`ci-agent init`: detect the repository's stack, write the two GitHub workflows (or the GitLab
-CI setup) and a starter `.ci-agent.yml`.
+"""`ci-agent init`: detect the repository's stack, write the GitHub workflows (fix inline, fix on
+failure, slash commands) or the GitLab CI setup, and a starter `.ci-agent.yml`.
 
 The workflows are the ready-to-copy files of `pipelines/github/` (shipped in the wheel as
 `ci_agent/templates/ci-agent-*.yml`, kept identical by the tests), with the .NET build and test
-steps swapped for the detected stack's and the on-failure workflow pointed at the repository's
-existing CI workflows. Nothing is overwritten without `--force`; nothing is written when any
-target exists, so a refused run leaves the repository as it was.
+steps swapped for the detected stack's, the on-failure workflow pointed at the repository's
+existing CI workflows, and the command workflow dispatching the same CI workflow. Nothing is
+overwritten without `--force`; nothing is written when any target exists, so a refused run
+leaves the repository as it was.
 
 GitLab (`--forge gitlab`, the default when `.gitlab-ci.yml` exists): a project's existing
 `.gitlab-ci.yml` is never rewritten, even with `--force`; init prints the `include:` lines to add
@@ -36,6 +37,7 @@ from ci_agent.errors import UsageError
 
 INLINE_FILE = "ci-agent-inline.yml"
 ON_FAILURE_FILE = "ci-agent-on-failure.yml"
+COMMAND_FILE = "ci-agent-command.yml"
 CONFIG_FILE = ".ci-agent.yml"
 _SKIP_DIRS = frozenset({".git", "node_modules", "bin", "obj", "target", "build", "dist", ".venv", "venv",
                         "vendor", "__pycache__"})
@@ -201,12 +203,24 @@ def render_inline(stack: Stack) -> str:
 def render_on_failure(stack: Stack, watched: Sequence[WorkflowFile]) -> str:
     """The on-failure workflow watching `watched` (the repository's CI workflows), dispatching the
     first of them on the fix branch; the template's `CI` / `ci.yml` when there are none."""
-    text = template(ON_FAILURE_FILE)
-    globs = (*stack.results, "**/junit*.xml") if stack.name == "dotnet" else stack.results
-    text = _replace_once(text, _ON_FAILURE_RESULTS, _results_block(globs, _INDENT), "test_results input")
+    text = _api_inputs(template(ON_FAILURE_FILE), stack, watched)
     if watched:
         names = _flow_list([w.name for w in watched])
         text = _replace_once(text, "    workflows: [CI]\n", f"    workflows: {names}\n", "workflow list")
+    return text
+
+
+def render_command(stack: Stack, watched: Sequence[WorkflowFile]) -> str:
+    """The slash-command workflow: it reads the failed run's artifacts as the on-failure one does
+    and dispatches the same CI workflow on the fix branch."""
+    return _api_inputs(template(COMMAND_FILE), stack, watched)
+
+
+def _api_inputs(text: str, stack: Stack, watched: Sequence[WorkflowFile]) -> str:
+    """test_results and ci_workflow of a workflow that reads a finished run through the API."""
+    globs = (*stack.results, "**/junit*.xml") if stack.name == "dotnet" else stack.results
+    text = _replace_once(text, _ON_FAILURE_RESULTS, _results_block(globs, _INDENT), "test_results input")
+    if watched:
         dispatched = _yaml_scalar(watched[0].path.name)
         text = _replace_once(text, f"{_INDENT}ci_workflow: ci.yml\n", f"{_INDENT}ci_workflow: {dispatched}\n",
                              "ci_workflow input")
@@ -290,7 +304,8 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "init", help="write the GitHub workflows and a starter .ci-agent.yml for this repository",
         description="Detect the repository's stack (.sln/.csproj/.fsproj, package.json, pyproject.toml/"
         "setup.py, Cargo.toml, go.mod, pom.xml/build.gradle) and write .github/workflows/"
-        f"{INLINE_FILE}, .github/workflows/{ON_FAILURE_FILE} and {CONFIG_FILE}.")
+        f"{INLINE_FILE}, .github/workflows/{ON_FAILURE_FILE}, .github/workflows/{COMMAND_FILE} "
+        f"and {CONFIG_FILE}.")
     init.add_argument("--repo", metavar="DIR", default=".", help="the repository root (default: .)")
     init.add_argument("--force", action="store_true", help="overwrite files that already exist")
     init.add_argument("--stack", choices=STACK_NAMES, help="use this stack instead of detecting it")
@@ -321,6 +336,7 @@ def run_init(args: argparse.Namespace) -> int:
         files = {
             WORKFLOWS_DIR / INLINE_FILE: render_inline(stack),
             WORKFLOWS_DIR / ON_FAILURE_FILE: render_on_failure(stack, watched),
+            WORKFLOWS_DIR / COMMAND_FILE: render_command(stack, watched),
             Path(CONFIG_FILE): render_config(stack),
         }
     existing = [str(p) for p in files if (root / p).exists()]
@@ -355,6 +371,8 @@ def _next_steps(watched: Sequence[WorkflowFile]) -> str:
             "  token or fine-grained PAT, so the fix branch's push starts CI by itself);\n"
             f"{watching}"
             f"  keep {INLINE_FILE} only if you want a second CI with the fix step built in;\n"
+            f"  {COMMAND_FILE} answers `/ci-agent <command>` comments on pull requests (write access\n"
+            "  needed; `/ci-agent help` lists the commands);\n"
             "  then run `ci-agent doctor`.\n")
 
 

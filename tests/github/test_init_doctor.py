@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -67,7 +68,7 @@ def test_init_writes_the_templates_and_a_config_for_dotnet(repo: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", "--repo", str(repo)]) == 0
     out = capsys.readouterr().out
-    for name in (init.INLINE_FILE, init.ON_FAILURE_FILE):
+    for name in (init.INLINE_FILE, init.ON_FAILURE_FILE, init.COMMAND_FILE):
         assert (repo / WORKFLOWS / name).read_text() == (PIPELINES / name).read_text()
         assert f"wrote {WORKFLOWS / name}" in out
     assert "wrote .ci-agent.yml" in out
@@ -100,6 +101,35 @@ def test_init_points_the_on_failure_workflow_at_the_existing_ci(repo: Path) -> N
     # The inline CI is its own workflow, not the watched one: one fixer per failure.
     inline = yaml.safe_load((repo / WORKFLOWS / init.INLINE_FILE).read_text())
     assert inline["name"] not in data[True]["workflow_run"]["workflows"]
+    # Commands dispatch the same CI on the fix branch and read the same results.
+    command = yaml.safe_load((repo / WORKFLOWS / init.COMMAND_FILE).read_text())
+    (run,) = _command_steps(command)
+    assert run["with"]["ci_workflow"] == "build.yml"
+    assert run["with"]["test_results"] == step["with"]["test_results"]
+
+
+def _command_steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    steps = workflow["jobs"]["command"]["steps"]
+    return [s for s in steps if "ci-agent/actions/command@" in s.get("uses", "")]
+
+
+def test_init_writes_the_command_workflow_with_the_stack_results(tmp_path: Path) -> None:
+    (tmp_path / "pom.xml").write_text("\n")
+    assert main(["init", "--repo", str(tmp_path)]) == 0
+    command = yaml.safe_load((tmp_path / WORKFLOWS / init.COMMAND_FILE).read_text())
+    (run,) = _command_steps(command)
+    assert run["with"]["test_results"] == "**/target/surefire-reports/TEST-*.xml"
+    assert run["with"]["ci_workflow"] == "ci.yml"  # no CI found: the template's name, as on-failure
+
+
+def test_init_refuses_when_only_the_command_workflow_exists(repo: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / WORKFLOWS).mkdir(parents=True)
+    (repo / WORKFLOWS / init.COMMAND_FILE).write_text("# mine\n")
+    assert main(["init", "--repo", str(repo)]) == 2
+    assert init.COMMAND_FILE in capsys.readouterr().err
+    assert (repo / WORKFLOWS / init.COMMAND_FILE).read_text() == "# mine\n"
+    assert not (repo / WORKFLOWS / init.INLINE_FILE).exists()
 
 
 _MARKERS = {"dotnet": "Lib.fsproj", "node": "package.json", "python": "pyproject.toml", "rust": "Cargo.toml",
