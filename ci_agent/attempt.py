@@ -265,7 +265,8 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
     emit("committed", attempt=log.number, commit=log.commit, branch=plan.fix_branch, result=result.value)
     if plan.verify:
         return "fixed", ExitCode.OK, f"verified and committed on {plan.fix_branch}"
-    return "committed", ExitCode.OK, f"committed on {plan.fix_branch}; not verified locally (no verify command)"
+    return ("committed", ExitCode.OK,
+            f"committed on {plan.fix_branch}; not verified locally (no verify command)")
 
 
 def _redacted(proposal: PatchProposal, redact: Callable[[str], str]) -> PatchProposal:

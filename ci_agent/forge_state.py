@@ -149,7 +149,8 @@ class ForgeState:
                    handled=tuple(x for x in _list(data.get("handled"))
                                  if isinstance(x, int) and not isinstance(x, bool))[-_MAX_HANDLED:],
                    command_times=tuple(float(x) for x in _list(data.get("command_times"))
-                                       if isinstance(x, int | float) and not isinstance(x, bool))[-_MAX_TIMES:],
+                                       if isinstance(x, int | float)
+                                       and not isinstance(x, bool))[-_MAX_TIMES:],
                    proposed=Proposed.from_json(data.get("proposed")))
 
     def with_command(self, comment_id: int, when: float) -> ForgeState:

@@ -112,12 +112,45 @@ def outputs(result: Result) -> dict[str, str]:
             "pr_url": pr.url if pr else "", "tokens": str(result.tokens)}
 
 
+def run_github_command(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
+                       out: TextIO | None = None) -> tuple[Result, GitHubContext]:
+    """`ci-agent command --github`: the comment event of an `issue_comment` or
+    `pull_request_review_comment` workflow, handed to the slash-command handler."""
+    from ci_agent.cienv import comment_event
+    from ci_agent.fixcycle.commands import CommandRequest, handle_command
+
+    stream = out or sys.stdout
+    mask_from_env(env, stream)
+    inputs = action_inputs(env)
+    ctx = github_context(env)
+    event = comment_event(ctx)
+    if not event.on_pull_request:
+        return Result("skipped", ExitCode.OK, "the comment is on an issue, not a pull request"), ctx
+    request = CommandRequest(event.number, event.comment_id, event.action, event.association, event.review)
+    return handle_command(env, inputs, GitHubPlatform(env, ctx, inputs), request, client_factory), ctx
+
+
 def github_fix(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
                out: TextIO | None = None) -> int:
+    return finish_github(env, run_github, client_factory, out)
+
+
+def github_command(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
+                   out: TextIO | None = None) -> int:
+    return finish_github(env, run_github_command, client_factory, out)
+
+
+Runner = Callable[[Mapping[str, str], "Callable[[], ModelClient] | None", "TextIO | None"],
+                  tuple[Result, GitHubContext]]
+
+
+def finish_github(env: Mapping[str, str], run: Runner,
+                  client_factory: Callable[[], ModelClient] | None = None, out: TextIO | None = None) -> int:
+    """Run, then write what the step leaves: outputs, job summary, annotations, one log line."""
     stream = out or sys.stdout
     redact = Redactor.from_environ(dict(env)).redact
     try:
-        result, ctx = run_github(env, client_factory, stream)
+        result, ctx = run(env, client_factory, stream)
     except CiAgentError as exc:
         # Later steps (`if: steps.fix.outputs.outcome == 'error'`) can still tell what happened.
         write_outputs(env.get("GITHUB_OUTPUT", ""), {"outcome": "error", "attempt": "", "branch": "",

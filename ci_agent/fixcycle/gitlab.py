@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 # "job_token": push with CI_JOB_TOKEN (the project allows it) while the API uses the access token.
 PUSH_VARIABLE = "CI_AGENT_GITLAB_PUSH"
+# Set by `ci-agent serve` / `ci-agent poll` on the pipeline they create for one command note.
+MR_IID_VARIABLE = "CI_AGENT_COMMAND_MR_IID"
+NOTE_ID_VARIABLE = "CI_AGENT_COMMAND_NOTE_ID"
 JOB_TOKEN_USER = "gitlab-ci-token"
 _SUMMARY_BYTES = 1024 * 1024
 
@@ -183,13 +186,41 @@ def run_gitlab(env: Mapping[str, str], client_factory: Callable[[], ModelClient]
     return run_cycle(env, inputs, trig, GitLabPlatform(env, ctx, inputs), client_factory)
 
 
+def run_gitlab_command(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None
+                       ) -> Result:
+    """`ci-agent command --gitlab`: the job of a pipeline the relay or the poller created for one
+    note (`CI_AGENT_COMMAND_MR_IID`, `CI_AGENT_COMMAND_NOTE_ID`); the note itself is read back."""
+    from ci_agent.fixcycle.commands import CommandRequest, handle_command
+
+    ctx = gitlab_context(env)
+    inputs = gitlab_inputs(env)
+    ids = [env.get(name, "").strip() for name in (MR_IID_VARIABLE, NOTE_ID_VARIABLE)]
+    if not all(i.isdigit() for i in ids):
+        raise UsageError(f"{MR_IID_VARIABLE} and {NOTE_ID_VARIABLE} must be numbers (the pipeline is "
+                         "created by ci-agent serve or ci-agent poll)")
+    request = CommandRequest(int(ids[0]), int(ids[1]))
+    return handle_command(env, inputs, GitLabPlatform(env, ctx, inputs), request, client_factory)
+
+
 def gitlab_fix(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
                out: TextIO | None = None) -> int:
+    return finish_gitlab(env, run_gitlab, client_factory, out)
+
+
+def gitlab_command(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
+                   out: TextIO | None = None) -> int:
+    return finish_gitlab(env, run_gitlab_command, client_factory, out)
+
+
+def finish_gitlab(env: Mapping[str, str],
+                  run: Callable[[Mapping[str, str], Callable[[], ModelClient] | None], Result],
+                  client_factory: Callable[[], ModelClient] | None = None, out: TextIO | None = None) -> int:
+    """Run, then write what the job leaves: the dotenv report, the summary artifact, one line."""
     stream = out or sys.stdout
     redact = Redactor.from_environ({**env, "CI_AGENT_INPUT_TOKEN": env.get(TOKEN_VARIABLE, "")}).redact
     workdir = Path(env.get("CI_PROJECT_DIR", "") or os.getcwd())
     try:
-        result = run_gitlab(env, client_factory)
+        result = run(env, client_factory)
     except CiAgentError as exc:
         write_dotenv(workdir / OUTPUT_ENV_FILE, {"CI_AGENT_OUTCOME": "error"})
         _write(workdir / SUMMARY_FILE, f"## ci-agent: error\n\n{sanitize_untrusted(redact(str(exc)))}\n")

@@ -126,7 +126,7 @@ class _Runner:
 
     def go(self) -> Result:
         token = self.platform.token()
-        repo = _repo_root(self.platform.workspace)
+        repo = repo_root(self.platform.workspace)
         settings = self._settings(repo)
         forge = self.platform.forge(token)
         # Who pushed a same-repository branch had write access; the check matters for the source
@@ -225,48 +225,20 @@ class _Runner:
         tip = chain[-1] if chain else None
         if tip is not None and tip.attempt is not None and tip.key not in cycle.marker.results:
             if cycle.pr is None and not self.command:
-                return self._orphaned(cycle, chain, tip, collected)
+                from ci_agent.fixcycle.publish import orphaned
+
+                return orphaned(self, cycle, chain, tip, collected)
             return self._result(cycle, "skipped", ExitCode.OK, f"attempt {tip.attempt.number} on "
                                 f"{cycle.fix_branch} is waiting for its CI {self.words.run}; no new attempt",
                                 collected=collected)
         return self._attempt(cycle, chain, collected, sources)
 
-    def _orphaned(self, cycle: Cycle, chain: list[Any], tip: Any, collected: Collected) -> Result:
-        """The fix branch holds a pushed attempt that no change request shows: an earlier job pushed
-        it and then failed to open one (a missing permission, an outage). Open it now rather than
-        leave the fix where nobody reviews it. If one was opened and closed, a person decided:
-        say so and do nothing."""
-        number = tip.attempt.number
-        if cycle.forge.find_change_request(cycle.fix_branch, include_closed=True) is not None:
-            return self._result(cycle, "skipped", ExitCode.OK, f"{cycle.fix_branch} holds attempt "
-                                f"{number} but its {self.words.change_request} was closed or merged; "
-                                "delete the branch to start over", collected=collected)
-        if self.inputs.dry_run:
-            return self._result(cycle, "skipped", ExitCode.OK, f"dry run: would open the missing "
-                                f"{self.words.change_request} for attempt {number}", collected=collected)
-        message = git.git_ok(cycle.repo, ["log", "-1", "--format=%B", tip.sha]).strip()
-        summary = message.splitlines()[0] if message else ""
-        details = (f"Attempt {number} was pushed by an earlier job that could not open this "
-                   f"{self.words.change_request}; its commit says:\n\n"
-                   + texts.fence(self.redact(message)))
-        cycle.pr = cycle.forge.open_change_request(
-            cycle.fix_branch, cycle.source, self.redact(texts.pr_title(cycle.source, summary)),
-            self.redact(texts.pr_body(cycle.source, details, self.words)), draft=self.inputs.draft)
-        cycle.forge.add_labels(cycle.pr.number, [texts.LABEL])
-        if self.trig.run_id:
-            cycle.marker = cycle.marker.with_run(self.trig.run_id, f"attempt {number}")
-        note = self.platform.start_ci(cycle.forge, cycle.token, cycle.fix_branch, tip.sha)
-        text = (f"opened {self.words.ref(cycle.pr.number)} for attempt {number}, which an earlier job "
-                f"pushed to {cycle.fix_branch} without one; CI decides")
-        budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
-        self._status(cycle, cycle.pr, f"attempt {number} pushed, waiting for CI", budget, [text, note])
-        return self._result(cycle, "committed", ExitCode.OK, text, attempt=number, collected=collected)
-
     def _observed(self, cycle: Cycle, chain: list[Any], green: bool, collected: Collected | None,
                   sources: Sources | None = None) -> Result:
         seen = observe_run(cycle.marker, chain, self.trig.run_id, self.trig.sha, green,
                            collected.fingerprint if collected else "")
-        if seen.verdict == "stale" or (self.command and seen.verdict == "seen" and _pending(chain, seen.state)):
+        waiting = self.command and seen.verdict == "seen" and _pending(chain, seen.state)
+        if seen.verdict == "stale" or waiting:
             return self._result(cycle, "skipped", ExitCode.OK, f"this run tested an older commit of "
                                 f"{cycle.fix_branch}; a newer one is waiting for its own run",
                                 collected=collected)
@@ -316,7 +288,8 @@ class _Runner:
                       if not self.observing else "refs/heads/" + cycle.engine_branch)
         gitops.reset_local_fix_branch(cycle.repo, cycle.engine_branch, cycle.remote_tip)
         if not self.inputs.dry_run:
-            gitops.seed_record(cycle.repo, cycle.engine_branch, chain, cycle.marker, _identity(cycle.settings))
+            gitops.seed_record(cycle.repo, cycle.engine_branch, chain, cycle.marker,
+                               _identity(cycle.settings))
         plan = make_plan(cycle.repo, source_ref, cycle.engine_branch, cycle.settings, self.inputs, sources,
                          self.instructions, self.explain)
         seams = make_seams(cycle.settings, self.env, self.inputs, self.client_factory,
@@ -428,18 +401,23 @@ class _Runner:
         print(log_line(self.redact(f"ci-agent: {event} {detail}".rstrip())), file=sys.stderr, flush=True)
 
     def _settings(self, repo: Path) -> Settings:
-        from ci_agent.config import _yaml as parse_yaml
-        from ci_agent.config import load_settings, settings_from_layers
+        return cycle_settings(repo, self.env, self.inputs)
 
-        overrides: dict[str, object] = {"budget.max_attempts": self.inputs.max_attempts,
-                                        "model.name": self.inputs.model or None}
-        path = repo / self.inputs.config
-        if self.inputs.config == ".ci-agent.yml" or not path.is_file():
-            if self.inputs.config != ".ci-agent.yml" and not path.is_file():
-                raise UsageError(f"input config names {self.inputs.config}, which is not a file in the "
-                                 "repository")
-            return load_settings(repo, self.env, overrides)
-        return settings_from_layers(parse_yaml(path.read_text(encoding="utf-8")), self.env, overrides)
+
+def cycle_settings(repo: Path, env: Mapping[str, str], inputs: ActionInputs) -> Settings:
+    """`.ci-agent.yml` (or the file input `config` names) under the inputs that override it."""
+    from ci_agent.config import _yaml as parse_yaml
+    from ci_agent.config import load_settings, settings_from_layers
+
+    overrides: dict[str, object] = {"budget.max_attempts": inputs.max_attempts,
+                                    "model.name": inputs.model or None}
+    path = repo / inputs.config
+    if inputs.config == ".ci-agent.yml" or not path.is_file():
+        if inputs.config != ".ci-agent.yml" and not path.is_file():
+            raise UsageError(f"input config names {inputs.config}, which is not a file in the "
+                             "repository")
+        return load_settings(repo, env, overrides)
+    return settings_from_layers(parse_yaml(path.read_text(encoding="utf-8")), env, overrides)
 
 
 def _pending(chain: list[Any], marker: ForgeState) -> bool:
@@ -456,7 +434,7 @@ def _identity(settings: Settings) -> git.Identity:
     return git.Identity(settings.commit.author_name, settings.commit.author_email)
 
 
-def _repo_root(workspace: Path) -> Path:
+def repo_root(workspace: Path) -> Path:
     try:
         return git.toplevel(workspace)
     except git.GitError as exc:

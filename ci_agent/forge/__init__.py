@@ -8,8 +8,8 @@ this package imports none of them, so `github` is only loaded when used.
 from ci_agent.forge.base import (
     Artifact,
     ChangeRequest,
-    Comment,
     CommandForge,
+    Comment,
     Forge,
     Job,
     JobLog,
@@ -20,5 +20,17 @@ from ci_agent.forge.base import (
     render_marker,
 )
 
-__all__ = ["Artifact", "ChangeRequest", "Comment", "CommandForge", "Forge", "Job", "JobLog",
-           "Limits", "Permission", "PipelineStarter", "parse_marker", "render_marker"]
+__all__ = [
+    "Artifact",
+    "ChangeRequest",
+    "CommandForge",
+    "Comment",
+    "Forge",
+    "Job",
+    "JobLog",
+    "Limits",
+    "Permission",
+    "PipelineStarter",
+    "parse_marker",
+    "render_marker",
+]
