@@ -13,7 +13,7 @@ from ci_agent.errors import CiAgentError, ExitCode
 OUTPUT_FORMATS = ("llm", "markdown", "json", "github", "codequality", "junit")
 # Modules under ci_agent.commands with `register(verbs)`. A verb whose parser sets
 # `handler=<function(args) -> int>` is run through it; the older ones are dispatched below.
-VERB_MODULES = ("patch", "fix", "init", "doctor", "serve", "poll")
+VERB_MODULES = ("patch", "fix", "init", "doctor", "command", "serve", "poll")
 
 
 def build_parser() -> argparse.ArgumentParser:
