@@ -74,7 +74,8 @@ def test_init_writes_a_starter_gitlab_ci_that_gitlab_accepts(repo: Path, tmp_pat
     assert "ANTHROPIC_API_KEY" in out and "CI_AGENT_GITLAB_TOKEN" in out and "ci-agent/fix/*" in out
     assert not (repo / ".github").exists()
     config = _resolved((repo / GITLAB_CI).read_text())
-    assert set(config) == {"stages", "build", "ci-agent-fix", "ci-agent-success", "ci-agent-distill"}
+    assert set(config) == {"stages", "build", "ci-agent-fix", "ci-agent-success", "ci-agent-distill",
+                           "ci-agent-command", "ci-agent-poll", ".ci-agent-variables"}
     build = config["build"]
     assert "dotnet build --nologo 2>&1 | tee build.log" in build["script"]
     assert build["artifacts"] == {"when": "always", "paths": ["build.log", "test.log", "**/*.trx"]}

@@ -33,7 +33,8 @@ FILES = (FIX_FILE, DISTILL_FILE)
 EXAMPLES = REPO_ROOT / "examples" / "dotnet"
 # Inputs that differ from every default, to render the files the way a project might include them.
 OVERRIDES: dict[Path, dict[str, Any]] = {
-    FIX_FILE: {"stage": "fix", "job_prefix": "bot", "image": "registry.example.com/ci-agent:dev",
+    FIX_FILE: {"stage": "fix", "job_prefix": "bot",
+               "image": "registry.example.com/ci-agent:dev",
                "max_attempts": 5, "build_logs": "build.log, test.log", "test_results": "out/**/*.xml",
                "verify": "dotnet test --no-build", "mode": "propose", "draft": False, "model": "claude-x",
                "config": "ci/agent.yml", "dry_run": True},
@@ -96,9 +97,12 @@ def test_the_schema_check_rejects_a_broken_job(tmp_path: Path) -> None:
 
 def test_defaults_render_the_documented_jobs() -> None:
     jobs = _jobs(gitlab_ci.render(FIX_FILE.read_text()))
-    assert list(jobs) == ["ci-agent-fix", "ci-agent-success"]
+    assert list(jobs) == ["ci-agent-fix", "ci-agent-success", "ci-agent-command", "ci-agent-poll"]
     fix = jobs["ci-agent-fix"]
     assert fix["stage"] == ".post"
+    # .pre exists in every pipeline, and with `needs: []` nothing waits for the user's jobs.
+    for name in ("ci-agent-command", "ci-agent-poll"):
+        assert (jobs[name]["stage"], jobs[name]["needs"]) == (".pre", [])
     assert fix["image"] == {"name": f"ghcr.io/ci-agent/ci-agent:{__version__}", "entrypoint": [""]}
     assert fix["variables"]["CI_AGENT_INPUT_MAX_ATTEMPTS"] == 3  # a number input stays a number
     assert fix["variables"]["CI_AGENT_INPUT_DRAFT"] is True
@@ -108,9 +112,14 @@ def test_defaults_render_the_documented_jobs() -> None:
 
 def test_overrides_reach_every_place_they_are_used() -> None:
     jobs = _jobs(gitlab_ci.render(FIX_FILE.read_text(), OVERRIDES[FIX_FILE]))
-    assert list(jobs) == ["bot-fix", "bot-success"]
-    for job in jobs.values():
-        assert job["stage"] == "fix"
+    assert list(jobs) == ["bot-fix", "bot-success", "bot-command", "bot-poll"]
+    assert jobs["bot-command"]["stage"] == jobs["bot-poll"]["stage"] == ".pre"  # the fix jobs' only
+    assert jobs["bot-command"]["image"]["name"] == jobs["bot-poll"]["image"]["name"] == \
+        "registry.example.com/ci-agent:dev"
+    for name in ("bot-fix", "bot-success", "bot-command"):
+        job = jobs[name]
+        if name != "bot-command":
+            assert job["stage"] == "fix"
         assert job["image"]["name"] == "registry.example.com/ci-agent:dev"
         variables = job["variables"]
         assert variables["CI_AGENT_INPUT_MODE"] == "propose"
@@ -160,13 +169,19 @@ def test_the_default_image_is_this_version() -> None:
 
 def test_the_fix_jobs_pass_every_input_the_code_reads() -> None:
     header, _ = gitlab_ci.split(FIX_FILE.read_text())
-    for job in _jobs(gitlab_ci.render(FIX_FILE.read_text())).values():
+    jobs = _jobs(gitlab_ci.render(FIX_FILE.read_text()))
+    for name in ("ci-agent-fix", "ci-agent-success", "ci-agent-command"):
+        job = jobs[name]
         names = {k.removeprefix("CI_AGENT_INPUT_").lower() for k in job["variables"]
                  if k.startswith("CI_AGENT_INPUT_")}
         assert names == set(GITLAB_INPUT_NAMES)
         assert names <= set(header["spec"]["inputs"])
-        assert job["script"] == ["ci-agent fix --gitlab"]
         assert job["variables"]["GIT_DEPTH"] == 0
+        if name == "ci-agent-command":
+            assert job["script"] == ["ci-agent command --gitlab"]
+            assert "CI_AGENT_TRIGGER" not in job["variables"]  # on_failure/on_success mean fix jobs
+            continue
+        assert job["script"] == ["ci-agent fix --gitlab"]
         assert job["resource_group"] == "ci-agent-$CI_COMMIT_REF_SLUG"
         assert job["dependencies"] == []
         assert job["artifacts"] == {"when": "always", "paths": ["ci-agent-summary.md"],
@@ -199,7 +214,8 @@ def test_the_resource_group_is_a_name_gitlab_accepts() -> None:
 
 
 def test_the_triggers_of_the_two_jobs() -> None:
-    fix, success = _jobs(gitlab_ci.render(FIX_FILE.read_text())).values()
+    jobs = _jobs(gitlab_ci.render(FIX_FILE.read_text()))
+    fix, success = jobs["ci-agent-fix"], jobs["ci-agent-success"]
     assert fix["variables"]["CI_AGENT_TRIGGER"] == "on_failure"
     assert success["variables"]["CI_AGENT_TRIGGER"] == "on_success"
     assert {r["when"] for r in fix["rules"]} == {"never", "on_failure"}
@@ -235,6 +251,11 @@ def _mr(source: str, source_project: str = "42") -> dict[str, str]:
             "CI_MERGE_REQUEST_SOURCE_PROJECT_ID": source_project}
 
 
+COMMAND = {**_branch("main"), "CI_PIPELINE_SOURCE": "api", "CI_AGENT_COMMAND_MR_IID": "7",
+           "CI_AGENT_COMMAND_NOTE_ID": "1244"}
+POLL = {**_branch("main"), "CI_PIPELINE_SOURCE": "schedule", "CI_AGENT_POLL": "true"}
+
+
 @pytest.mark.parametrize(("env", "fix", "success"), [
     (_branch("main"), "on_failure", "never"),
     (_branch("feature/login"), "on_failure", "never"),
@@ -250,9 +271,52 @@ def _mr(source: str, source_project: str = "42") -> dict[str, str]:
 ], ids=["main", "feature", "tag", "fix-branch", "other-ci-agent-branch", "mr", "mr-fix-branch",
         "mr-other-ci-agent-branch", "fork-mr", "fork-mr-named-like-a-fix", "api-pipeline"])
 def test_rules(env: dict[str, str], fix: str, success: str) -> None:
-    fix_job, success_job = _jobs(gitlab_ci.render(FIX_FILE.read_text())).values()
-    assert gitlab_ci.job_when(fix_job, env) == fix
-    assert gitlab_ci.job_when(success_job, env) == success
+    jobs = _jobs(gitlab_ci.render(FIX_FILE.read_text()))
+    assert gitlab_ci.job_when(jobs["ci-agent-fix"], env) == fix
+    assert gitlab_ci.job_when(jobs["ci-agent-success"], env) == success
+    assert gitlab_ci.job_when(jobs["ci-agent-command"], env) == "never"  # only in a command's pipeline
+    assert gitlab_ci.job_when(jobs["ci-agent-poll"], env) == "never"
+
+
+@pytest.mark.parametrize(("env", "command", "poll"), [
+    (COMMAND, "on_success", "never"),
+    ({**COMMAND, "CI_COMMIT_BRANCH": "ci-agent/fix/main"}, "on_success", "never"),
+    ({**COMMAND, "CI_PIPELINE_SOURCE": "push"}, "never", "never"),  # a variable set by hand on a push
+    ({**COMMAND, "CI_PIPELINE_SOURCE": "schedule"}, "never", "never"),
+    (POLL, "never", "on_success"),
+    ({**POLL, "CI_AGENT_POLL": "false"}, "never", "never"),
+    ({**POLL, "CI_PIPELINE_SOURCE": "api"}, "never", "never"),
+    ({**POLL, "CI_PIPELINE_SOURCE": "web"}, "never", "never"),
+], ids=["command", "command-on-a-fix-branch", "push-with-the-variable", "schedule-with-the-variable", "poll",
+        "schedule-without-poll", "api-with-poll", "manual-run-with-poll"])
+def test_the_command_and_poll_jobs_run_only_in_their_pipelines(env: dict[str, str], command: str,
+                                                              poll: str) -> None:
+    jobs = _jobs(gitlab_ci.render(FIX_FILE.read_text()))
+    assert gitlab_ci.job_when(jobs["ci-agent-command"], env) == command
+    assert gitlab_ci.job_when(jobs["ci-agent-poll"], env) == poll
+
+
+@pytest.mark.parametrize("env", [COMMAND, {**COMMAND, "CI_PIPELINE_SOURCE": "push"}, POLL],
+                         ids=["command", "push-with-the-variable", "poll"])
+def test_the_fix_jobs_never_run_in_command_or_poll_pipelines(env: dict[str, str]) -> None:
+    """Else a failed job of the user's in such a pipeline would start a fix cycle of its own."""
+    jobs = _jobs(gitlab_ci.render(FIX_FILE.read_text()))
+    for branch in ("main", "ci-agent/fix/main"):
+        here = {**env, "CI_COMMIT_BRANCH": branch, "CI_COMMIT_REF_NAME": branch}
+        assert gitlab_ci.job_when(jobs["ci-agent-fix"], here) == "never"
+        assert gitlab_ci.job_when(jobs["ci-agent-success"], here) == "never"
+
+
+def test_one_command_per_merge_request_and_one_poll_at_a_time() -> None:
+    jobs = _jobs(gitlab_ci.render(FIX_FILE.read_text()))
+    assert jobs["ci-agent-command"]["resource_group"] == "ci-agent-command-$CI_AGENT_COMMAND_MR_IID"
+    assert jobs["ci-agent-poll"]["resource_group"] == "ci-agent-poll"
+    assert jobs["ci-agent-poll"]["script"] == ["ci-agent poll"]
+    # The variables the relay and the poller set are the ones the command job's rule reads.
+    from ci_agent.relay import MR_VARIABLE, NOTE_VARIABLE
+
+    assert NOTE_VARIABLE in str(jobs["ci-agent-command"]["rules"])
+    assert MR_VARIABLE in jobs["ci-agent-command"]["resource_group"]
 
 
 @pytest.mark.parametrize(("expression", "env", "expected"), [
