@@ -9,11 +9,11 @@ The relay holds no model key and runs no code from the merge request.
 
 Rules: the `X-Gitlab-Token` header must equal the secret (constant-time compare; 401 otherwise),
 bodies are at most 1 MiB (413) and a JSON object (400). A Note Hook on a merge request, created
-(`object_attributes.action` absent on GitLab before 16.11, else `create`; edits send `update`),
-not a system note, not by a project/group bot, from an allowed project, whose body holds a
-command is answered 202 at once and handled by a worker thread: GitLab waits at most 10 s for an
-answer and disables hooks that keep failing. Everything else is answered 200 `{"ignored": why}`.
-A note id already accepted (a redelivery) is answered 200 `{"ignored": "duplicate"}`.
+(`object_attributes.action` is `create`, or absent on GitLab versions before gitlab-org/gitlab!147856;
+edits send `update`), not a system note, not by a project/group bot, from an allowed project,
+whose body holds a command is answered 202 at once and handled by a worker thread: GitLab waits
+at most 10 s for an answer and disables hooks that keep failing. Everything else is answered
+200 `{"ignored": why}`; a note id already accepted (a redelivery) 200 `{"ignored": "duplicate"}`.
 One log line per delivery; never a header, the secret or the token.
 """
 

@@ -1,6 +1,6 @@
 """The webhook relay over real HTTP (port 0) in front of the GitLab fake: what GitLab's project
 webhook sends (a Note Hook; payload shape from docs.gitlab.com "Webhook events" > Comment events,
-`object_attributes.action` since GitLab 16.11, gitlab-org/gitlab!147856) and what the relay does
+`object_attributes.action` added by gitlab-org/gitlab!147856) and what the relay does
 with it. No timed assertions: "answers before the pipeline exists" is proved by holding the
 pipeline back until the answer has arrived."""
 
