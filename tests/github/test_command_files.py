@@ -31,8 +31,9 @@ WORKFLOW = REPO_ROOT / "pipelines" / "github" / init.COMMAND_FILE
 README = REPO_ROOT / "README.md"
 README_HEADING = "### Slash commands on GitHub"
 # The brief of issue 7: the inputs of actions/command, same meaning as actions/fix.
-COMMAND_INPUTS = ("anthropic_api_key", "github_token", "test_results", "verify", "max_attempts", "model",
-                  "config", "ci_workflow", "draft")
+# `mode` too: commands must act like the fix workflow (apply answers a propose-mode proposal).
+COMMAND_INPUTS = ("anthropic_api_key", "github_token", "test_results", "verify", "mode", "max_attempts",
+                  "model", "config", "ci_workflow", "draft")
 ALLOWED_PERMISSIONS = {"contents": {"write"}, "pull-requests": {"write"}, "issues": {"write"},
                        "actions": {"read", "write"}}
 CHECKOUT = "actions/checkout@"
@@ -302,7 +303,7 @@ def test_action_inputs_are_the_contract_and_all_read_by_the_code() -> None:
 
 
 _NON_DEFAULT = {"anthropic_api_key": "sk-test", "github_token": "ghs_test", "test_results": "out/*.xml",
-                "verify": "make check", "max_attempts": "5", "model": "claude-test",
+                "verify": "make check", "mode": "propose", "max_attempts": "5", "model": "claude-test",
                 "config": "ci/agent.yml", "ci_workflow": "ci.yml", "draft": "false"}
 
 
