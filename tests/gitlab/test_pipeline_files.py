@@ -177,6 +177,8 @@ def test_the_fix_jobs_pass_every_input_the_code_reads() -> None:
         assert names == set(GITLAB_INPUT_NAMES)
         assert names <= set(header["spec"]["inputs"])
         assert job["variables"]["GIT_DEPTH"] == 0
+        assert job["artifacts"] == {"when": "always", "paths": ["ci-agent-summary.md"],
+                                    "reports": {"dotenv": "ci-agent.env"}}
         if name == "ci-agent-command":
             assert job["script"] == ["ci-agent command --gitlab"]
             assert "CI_AGENT_TRIGGER" not in job["variables"]  # on_failure/on_success mean fix jobs
