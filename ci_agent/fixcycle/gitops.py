@@ -89,3 +89,13 @@ def push_fast_forward(repo: Path, commit: str, fix_branch: str, auth: list[str])
     result = git.git(repo, [*auth, "push", "--porcelain", "origin", f"{commit}:refs/heads/{fix_branch}"],
                      timeout=300)
     return None if result.ok else (result.stderr.strip() or result.stdout.strip())[:500]
+
+
+def undo_push(repo: Path, branch: str, ours: str, before: str | None, auth: list[str]) -> bool:
+    """Put origin's `branch` back to `before` (deleted when None), but only while it is still
+    exactly our commit `ours` (`--force-with-lease`): someone else's push is never overwritten.
+    True when origin is back as it was."""
+    target = f"{before}:refs/heads/{branch}" if before else f":refs/heads/{branch}"
+    result = git.git(repo, [*auth, "push", "--porcelain", f"--force-with-lease=refs/heads/{branch}:{ours}",
+                            "origin", target], timeout=300)
+    return result.ok

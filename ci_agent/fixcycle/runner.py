@@ -23,7 +23,7 @@ from ci_agent import git, state
 from ci_agent.budget import Budget, assess
 from ci_agent.cienv import ActionInputs, Trigger
 from ci_agent.collect import Collected, collect
-from ci_agent.errors import ExitCode, UsageError
+from ci_agent.errors import ExitCode, ForgeError, UsageError
 from ci_agent.fixcycle import gitops, texts
 from ci_agent.fixcycle.platform import Platform, Words
 from ci_agent.fixcycle.sources import Sources
@@ -228,9 +228,14 @@ class _Runner:
                 from ci_agent.fixcycle.publish import orphaned
 
                 return orphaned(self, cycle, chain, tip, collected)
-            return self._result(cycle, "skipped", ExitCode.OK, f"attempt {tip.attempt.number} on "
-                                f"{cycle.fix_branch} is waiting for its CI {self.words.run}; no new attempt",
-                                collected=collected)
+            waiting = (f"attempt {tip.attempt.number} on {cycle.fix_branch} is waiting for its CI "
+                       f"{self.words.run}; no new attempt")
+            if cycle.pr is not None and cycle.forge.read_status_state(cycle.pr.number) is None:
+                # the job that pushed it stopped before writing the status comment: write it now
+                budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
+                self._status(cycle, cycle.pr, f"attempt {tip.attempt.number} pushed, waiting for CI",
+                             budget, [waiting])
+            return self._result(cycle, "skipped", ExitCode.OK, waiting, collected=collected)
         return self._attempt(cycle, chain, collected, sources)
 
     def _observed(self, cycle: Cycle, chain: list[Any], green: bool, collected: Collected | None,
@@ -337,8 +342,6 @@ class _Runner:
                 return self._result(cycle, "skipped", ExitCode.OK, f"{cycle.fix_branch} moved on origin "
                                     "while this attempt ran (another run or a person); nothing was "
                                     "pushed and the next CI run decides", tokens=tokens, details=details)
-            from ci_agent.errors import ForgeError
-
             raise ForgeError(f"pushing {cycle.fix_branch} to origin failed: {self.redact(rejected)}")
         summary = log.proposal.summary if log.proposal else ""
         body = self.redact(texts.pr_body(cycle.source, details, self.words))
@@ -347,8 +350,17 @@ class _Runner:
         if self.in_place:
             pass  # mode push: the person's own change request is never retitled or relabelled
         elif cycle.pr is None:
-            cycle.pr = forge.open_change_request(cycle.fix_branch, cycle.source, title, body,
-                                                 draft=self.inputs.draft)
+            try:
+                cycle.pr = forge.open_change_request(cycle.fix_branch, cycle.source, title, body,
+                                                     draft=self.inputs.draft)
+            except ForgeError as error:
+                # No fix branch may stay on origin without its change request: take our push
+                # back (only if the branch is still exactly our commit), then report the error.
+                undone = gitops.undo_push(cycle.repo, cycle.fix_branch, log.commit, cycle.remote_tip,
+                                          cycle.auth)
+                where = ("the pushed attempt was taken back" if undone else f"the pushed attempt stays "
+                         f"on {cycle.fix_branch}; a rerun opens its {self.words.change_request}")
+                raise ForgeError(f"{error} ({where})") from error
             forge.add_labels(cycle.pr.number, [texts.LABEL])
         else:
             cycle.pr = forge.update_change_request(cycle.pr.number, title=title, body=body)

@@ -103,10 +103,10 @@ def test_an_api_that_keeps_failing_is_retried_then_exit_5(world: World, forge_wa
     assert model_calls(world) == 0
 
 
-def test_a_rerun_after_the_permission_is_granted_opens_the_missing_pr(world: World) -> None:
-    """The first job pushed attempt 1 but could not open the PR (403: pull-requests: write
-    missing). Someone grants the permission and re-runs the job: the fix must not stay orphaned
-    on a branch without a pull request (every later run would skip it for want of one)."""
+def test_a_refused_pr_takes_the_push_back_and_a_rerun_makes_the_attempt_again(world: World) -> None:
+    """The job pushed attempt 1, then could not open the PR (403: pull-requests: write missing).
+    No fix branch may stay on origin without its PR: the push is taken back (our commit only).
+    Once the permission is granted, a rerun makes the attempt again and opens the PR."""
     world.inputs["github_token"] = USER_TOKEN
     world.github.inject(forbidden("pull_requests=write"), path=r"/pulls$", method="POST", times=1)
     answer(world, "broken", "fix")
@@ -114,6 +114,35 @@ def test_a_rerun_after_the_permission_is_granted_opens_the_missing_pr(world: Wor
     first = world.after_ci(red, run_id=8080)
     assert first.exit_code == ExitCode.EXTERNAL_SERVICE, str(first)
     assert first.outputs["outcome"] == "error", "later steps can tell the step failed"
+    assert "pull-requests: write" in first.stderr + first.stdout and "taken back" in first.stderr, str(first)
+    assert world.origin_branches() == ["main"] and world.github.pulls == {}
+
+    answer(world, "broken", "fix")
+    rerun = world.after_ci(red, run_id=8080, run_attempt=2)
+
+    assert rerun.exit_code == 0 and rerun.outputs["outcome"] == "committed", str(rerun)
+    (pull,) = world.pulls_from(FIX_BRANCH)
+    assert model_calls(world) == 2, "the taken-back attempt is made again"
+    assert world.trailers(world.origin_tip(FIX_BRANCH) or "").get("CI-Agent-Attempt") == ["1"]
+
+
+def test_an_attempt_left_without_its_pr_gets_it_from_the_rerun(world: World) -> None:
+    """When even taking the push back fails (here origin refuses to delete or rewind branches, as
+    a protected-branch rule or an outage would), the attempt stays orphaned; the rerun opens its
+    PR from the pushed commit without asking the model again."""
+    hook = world.repo.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nwhile read old new ref; do\n"
+                    "  case $new in 0000000000000000000000000000000000000000) exit 1;; esac\n"
+                    "  if [ $old != 0000000000000000000000000000000000000000 ] && "
+                    "! git merge-base --is-ancestor $old $new; then exit 1; fi\ndone\n")
+    hook.chmod(0o755)
+    world.inputs["github_token"] = USER_TOKEN
+    world.github.inject(forbidden("pull_requests=write"), path=r"/pulls$", method="POST", times=1)
+    answer(world, "broken", "fix")
+    red = world.ci("main")
+    first = world.after_ci(red, run_id=8080)
+    assert first.exit_code == ExitCode.EXTERNAL_SERVICE, str(first)
+    assert "a rerun opens" in first.stderr, str(first)
     assert FIX_BRANCH in world.origin_branches() and world.github.pulls == {}
     pushed = world.origin_tip(FIX_BRANCH)
 
