@@ -2,8 +2,10 @@
 #
 # BASE_IMAGE is the published base. The tests build this same file on a Debian bookworm base
 # with Debian's python3 + python3-venv (tests/image/buildah.py), so this file assumes only
-# `python3 -m venv` and apt-get, which both bases provide.
-ARG BASE_IMAGE=python:3.12-slim
+# `python3 -m venv` and apt-get, which both bases provide. The base is pinned by digest (the
+# multi-arch index of python:3.12-slim), so a rebuild of the same commit gets the same base; bump
+# it on purpose (`docker buildx imagetools inspect python:3.12-slim`).
+ARG BASE_IMAGE=python:3.12-slim@sha256:78387bc3881b8273120a12ebe6c1ab22b018ccc2c9adf565ae1ac9b536e184ea
 FROM ${BASE_IMAGE}
 
 # git is the only system tool ci-agent needs (worktrees, apply --check, commit, push).

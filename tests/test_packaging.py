@@ -81,13 +81,14 @@ def test_image_version_label_is_the_package_version() -> None:
 
 
 def test_image_base_is_a_python_the_package_supports() -> None:
-    """The published base stays the default of BASE_IMAGE (the tests override it locally), and
-    its Python satisfies requires-python."""
+    """The published base stays the default of BASE_IMAGE (the tests override it locally), pinned
+    by digest (supply chain: the same commit builds on the same base), and its Python satisfies
+    requires-python."""
     import re
     import tomllib
 
     base = _dockerfile_arg_default("BASE_IMAGE")
-    match = re.fullmatch(r"python:(\d+)\.(\d+)-slim(?:-\w+)?", base)
+    match = re.fullmatch(r"python:(\d+)\.(\d+)-slim(?:-\w+)?@sha256:[0-9a-f]{64}", base)
     assert match is not None, base
     requires = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
     minimum = re.fullmatch(r">=(\d+)\.(\d+)", requires)
