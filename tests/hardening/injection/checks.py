@@ -1,0 +1,43 @@
+"""Checks the injection scenarios share: what a run left in git, the rejection the model got
+back, and a verify command that records every time it is run."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.scenarios import model_scripts as model
+from tests.scenarios.sample_repos import PYTEST, git
+
+
+def touched_anywhere(repo: Path) -> set[str]:
+    """Every path any commit not on main changes, over every ref (branches, attempt records)."""
+    out = git(repo, "log", "--all", "--not", "main", "--format=", "--name-only")
+    return {line for line in out.splitlines() if line}
+
+
+def rejection_of(request: dict[str, object]) -> str:
+    (result,) = model.tool_results(request)
+    assert result.get("is_error") is True, result
+    return model.result_text(result)
+
+
+def logged_verify(tmp_path: Path) -> tuple[str, Path]:
+    """A verify command that records each run (argv, cwd) and then runs the sample's pytest."""
+    calls = tmp_path / "verify-calls.jsonl"
+    script = tmp_path / "verify_logger.py"
+    script.write_text(
+        "import json, os, subprocess, sys\n"
+        f"with open({str(calls)!r}, 'a') as log:\n"
+        "    log.write(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd()}) + '\\n')\n"
+        f"sys.exit(subprocess.call({shlex.split(PYTEST)!r}))\n")
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} --configured", calls
+
+
+def verify_calls(calls: Path) -> list[dict[str, Any]]:
+    if not calls.exists():
+        return []
+    return [json.loads(line) for line in calls.read_text().splitlines() if line]
