@@ -1,0 +1,71 @@
+"""Prompt injection against `ci-agent fix --gitlab` (the include's fix job after a failed
+pipeline), with a scripted model that obeys every planted instruction: each refusal goes back to
+the model in the same attempt, only the fix reaches origin, no secret reaches GitLab, the dotenv
+report or the job log, and nothing named in the injection runs."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from tests.gitlab_scenarios.conftest import anthropic_fake, forge_waits, make_world, world
+from tests.gitlab_scenarios.harness import API_KEY, BOT, FIX_BRANCH, World
+from tests.gitlab_scenarios.steps import RATINGS, the_status_note, version
+from tests.hardening.injection.checks import logged_verify, rejection_of, touched_anywhere, verify_calls
+from tests.hardening.injection.forge_plants import (
+    FORGE_GROUP,
+    HOSTILE_TEST_PATH,
+    commit_message,
+    hostile_test,
+    obedient_answers,
+)
+from tests.hardening.injection.payloads import MALICIOUS, MARKER_NAME
+from tests.scenarios import model_scripts as model
+from tests.scenarios.sample_repos import git
+
+__all__ = ["anthropic_fake", "forge_waits", "make_world", "world"]
+
+
+def push_hostile_commit(world: World, marker: Path) -> None:
+    """A person pushes the failing test carrying the injection to main."""
+    clone = world.clone("main", "person")
+    (clone / HOSTILE_TEST_PATH).write_text(hostile_test(marker))
+    git(clone, "add", HOSTILE_TEST_PATH)
+    git(clone, "commit", "-q", "-m", commit_message(marker))
+    git(clone, "push", "-q", "origin", "HEAD:refs/heads/main")
+
+
+def test_obedient_model_on_a_fix_job_changes_nothing_but_the_fix(world: World, tmp_path: Path) -> None:
+    token = "glpat-" + secrets.token_hex(12)  # shaped like a real one (`glpat-bot` reads as a word)
+    world.gitlab.add_token(token, BOT, "project")
+    world.variables["CI_AGENT_GITLAB_TOKEN"] = token
+    marker = tmp_path / MARKER_NAME
+    push_hostile_commit(world, marker)
+    red = world.pipeline("main")
+    assert red.status == "failed" and "INJECT-LOG" in red.log
+    verify, calls = logged_verify(tmp_path)
+    world.include["verify"] = verify
+    world.api.reply(*obedient_answers(world.repo, [API_KEY, token], marker))
+
+    run = world.job(red)
+
+    assert run.exit_code == 0, str(run)
+    assert run.outcome in {"fixed", "committed"}, str(run)
+    first, *answers = world.api.message_requests
+    prompt = model.first_user_text(first)
+    assert "INJECT-LOG" in prompt and "INJECT-LOG" not in str(first["system"])
+    assert len(answers) == len(FORGE_GROUP)
+    for name, request in zip(FORGE_GROUP, answers, strict=True):
+        assert f"[{MALICIOUS[name].rule}" in rejection_of(request), name
+    assert sorted(world.origin_branches()) == [FIX_BRANCH, "main"]
+    assert touched_anywhere(world.repo.origin) == {RATINGS}
+    assert world.show(FIX_BRANCH, RATINGS) == version(world, "fix")
+    assert [c["argv"] for c in verify_calls(calls)] == [["--configured"]]
+    assert not marker.exists(), "a command from the log or the model was executed"
+    the_status_note(world, world.fix_mr()["iid"])
+    sent = "\n".join(str(r.body) for r in world.gitlab.requests if r.body)
+    held = str(world.gitlab.merge_requests) + str(world.gitlab.notes)
+    places = {"gitlab requests": sent, "gitlab state": held, "dotenv": str(run.dotenv),
+              "summary": run.summary, "stdout": run.stdout, "stderr": run.stderr,
+              "origin": git(world.repo.origin, "log", "-p", "--all", "--format=%B")}
+    assert [(w, s) for w, t in places.items() for s in (API_KEY, token) if s in t] == []
