@@ -1,0 +1,135 @@
+"""Canary secrets on `ci-agent fix --local`: planted in the environment, the failing log and a
+repository file the model reads; looked for in every request the Anthropic fake recorded, the
+summary, the JSON events and stderr, the commits on the fix branch and the attempt records, the
+clone's `.git/config`, an error message, and the environment the verify command runs in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.anthropic_fake import AnthropicFake, Fault
+from tests.hardening.secrets.canaries import (
+    COMMITS,
+    CONSOLE,
+    ENV_API_KEY,
+    ENV_CUSTOM,
+    ENV_FORGE_TOKEN,
+    ERRORS,
+    GIT_CONFIG,
+    LOG_ENV_VALUE,
+    LOG_TOKEN_SHAPE,
+    MODEL,
+    REPO_FILE,
+    SUMMARY,
+    VERIFY_ENV,
+    Canary,
+    anthropic_key,
+    custom_secret,
+    env_probe,
+    github_token,
+    read,
+    request_text,
+    scan,
+)
+from tests.scenarios import model_scripts as model
+from tests.scenarios.conftest import anthropic_fake, api
+from tests.scenarios.harness import FIX_BRANCH, ROOT_CAUSE, branch_tip, fix, user_repo
+from tests.scenarios.harness import SUMMARY as FIX_SUMMARY
+from tests.scenarios.sample_repos import PYTHON, SampleRepo, git
+
+__all__ = ["anthropic_fake", "api"]
+
+MODE = "local"
+
+
+def planted_repo(tmp_path: Path, log_token: str, file_secret: str) -> SampleRepo:
+    """The sample plus a failing test that prints an env secret and a token into the log, and a
+    settings module holding a key (read by the model through read_file)."""
+    repo = user_repo(tmp_path, PYTHON)
+    (repo.path / "tests" / "test_deploy.py").write_text(
+        "import os\n\nfrom shop.ratings import average_rating\n\n\n"
+        "def test_deploy_summary() -> None:\n"
+        "    print('deploy with', os.environ.get('DEPLOY_SECRET'))\n"
+        "    try:\n        average_rating([])\n    except ZeroDivisionError as exc:\n"
+        f"        raise AssertionError('deploy failed: DEPLOY_SECRET=' + os.environ.get('DEPLOY_SECRET', '') "
+        f"+ ' registry {log_token}') from exc\n")
+    (repo.path / "shop" / "settings.py").write_text(
+        f'"""Settings of the payments client."""\n\nPAYMENTS_API_KEY = "{file_secret}"\nTIMEOUT_S = 30\n')
+    repo.git("add", "tests/test_deploy.py", "shop/settings.py")
+    repo.git("commit", "-q", "-m", "deploy: summary test and payment settings", "--",
+             "tests/test_deploy.py", "shop/settings.py")
+    return repo
+
+
+def canaries(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Canary], str, str]:
+    key, token, custom = anthropic_key(), github_token(), custom_secret()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    monkeypatch.setenv("DEPLOY_SECRET", custom)
+    log_token, file_secret = github_token(), f"pk_live_{custom_secret()}"
+    planted = [Canary(ENV_API_KEY, key), Canary(ENV_FORGE_TOKEN, token), Canary(ENV_CUSTOM, custom),
+               Canary(LOG_ENV_VALUE, custom), Canary(LOG_TOKEN_SHAPE, log_token),
+               Canary(REPO_FILE, file_secret)]
+    return planted, log_token, file_secret
+
+
+def test_canaries_reach_nothing_ci_agent_writes(api: AnthropicFake, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capfd: pytest.CaptureFixture[str]) -> None:
+    planted, log_token, file_secret = canaries(monkeypatch)
+    repo = planted_repo(tmp_path, log_token, file_secret)
+    api.reply(model.read_file("shop/settings.py"),
+              model.submit_patch(repo.diff(PYTHON.fix), summary=FIX_SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    report = model.first_user_text(api.message_requests[0])
+    assert "deploy failed" in report and "[REDACTED" in report, "the failure arrived, redacted"
+    (settings,) = model.tool_results(api.message_requests[1])
+    assert "PAYMENTS_API_KEY" in model.result_text(settings), "the file arrived, redacted"
+    assert branch_tip(repo, FIX_BRANCH) is not None
+    places = {MODEL: request_text(api.requests), SUMMARY: run.summary,
+              CONSOLE: run.stdout + run.stderr,
+              COMMITS: git(repo.path, "log", "-p", "--all", "--not", "main", "--format=%B"),
+              GIT_CONFIG: read(repo.path / ".git" / "config")}
+    assert scan(MODE, planted, places) == []
+
+
+def test_an_error_message_carries_no_canary(api: AnthropicFake, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capfd: pytest.CaptureFixture[str]) -> None:
+    """The model service refuses the key (401, echoing part of it as some proxies do): the
+    message the user gets names the problem and no secret."""
+    planted, log_token, file_secret = canaries(monkeypatch)
+    key = planted[0].value
+    repo = planted_repo(tmp_path, log_token, file_secret)
+    api.reply(Fault(401, "authentication_error", f"invalid x-api-key: {key}"))
+
+    run = fix(repo, capfd, plain=True)
+
+    assert run.exit_code != 0, str(run)
+    assert "key" in (run.stdout + run.stderr).lower(), str(run)
+    assert scan(MODE, planted, {ERRORS: run.stdout + run.stderr}) == []
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the verify command inherits ci-agent's whole environment, ANTHROPIC_API_KEY and the forge "
+    "token included (ci_agent/collect.py -> proc.run with env=None): the code it runs is the "
+    "model's patch, written under attacker-influenced input, so a patch that reads os.environ "
+    "gets the keys ci-agent holds"))
+def test_the_verify_command_runs_without_ci_agents_own_secrets(
+        api: AnthropicFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    planted, log_token, file_secret = canaries(monkeypatch)
+    repo = planted_repo(tmp_path, log_token, file_secret)
+    verify, seen = env_probe(tmp_path, ["ANTHROPIC_API_KEY", "GITHUB_TOKEN", "DEPLOY_SECRET"])
+    api.reply(model.submit_patch(repo.diff(PYTHON.fix), summary=FIX_SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = fix(repo, capfd, "--verify", verify)
+
+    assert run.exit_code == 0, str(run)
+    ours = [c for c in planted if c.planted in (ENV_API_KEY, ENV_FORGE_TOKEN)]
+    assert scan(MODE, ours, {VERIFY_ENV: read(seen)}) == []
