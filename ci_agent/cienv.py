@@ -156,8 +156,8 @@ def load_event(path: str) -> dict[str, Any]:
         raise UsageError(f"the event payload {path} is larger than {_MAX_EVENT_BYTES} bytes")
     try:
         value = json.loads(data.decode("utf-8", "replace"))
-    except ValueError as exc:
-        raise UsageError(f"the event payload {path} is not JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"the event payload {path} is not JSON we can read: {exc}") from exc
     if not isinstance(value, dict):
         raise UsageError(f"the event payload {path} is not a JSON object")
     return value

@@ -68,8 +68,12 @@ def in_gitlab_ci(env: Mapping[str, str]) -> bool:
 
 def gitlab_context(env: Mapping[str, str]) -> GitLabContext:
     server = env.get("CI_SERVER_URL", "").rstrip("/")
-    parsed = urllib.parse.urlparse(server)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+    try:
+        parsed = urllib.parse.urlparse(server)
+        host = parsed.hostname  # raises for a malformed port or IPv6 literal
+    except ValueError:
+        parsed, host = urllib.parse.urlparse(""), None
+    if parsed.scheme not in ("http", "https") or not host:
         raise UsageError(f"CI_SERVER_URL must be the GitLab server's URL, not {server[:80]!r}; is this "
                          "running in GitLab CI?")
     path = env.get("CI_PROJECT_PATH", "")
@@ -96,7 +100,8 @@ def gitlab_trigger(ctx: GitLabContext) -> Trigger:
     a branch pipeline its branch; a tag pipeline has no branch to fix."""
     branch = ctx.mr_source_branch or ctx.branch or ("" if ctx.tag else ctx.ref_name)
     fork = bool(ctx.mr_source_project_id) and ctx.mr_source_project_id != ctx.project_id
-    number = int(ctx.mr_iid) if ctx.mr_iid.isdigit() else None
+    iid = ctx.mr_iid
+    number = int(iid) if iid.isascii() and iid.isdigit() and len(iid) <= 18 else None
     found = Trigger("pipeline", branch, ctx.sha, ctx.pipeline_id, "1",
                     "failure" if ctx.trigger == "on_failure" else "success", number, ctx.user_login, fork)
     if fork:

@@ -15,6 +15,7 @@ In PR mode an attempt is committed `pending`; the NEXT CI run on the fix branch 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,7 +46,7 @@ class Tried:
 
     @classmethod
     def from_json(cls, data: Any) -> Tried | None:
-        if not isinstance(data, Mapping) or not isinstance(data.get("n"), int):
+        if not isinstance(data, Mapping) or not _whole(data.get("n")):
             return None
         texts = [data.get(k) for k in ("head", "fp", "after", "run", "summary")]
         if not all(isinstance(t, str) for t in texts):
@@ -76,7 +77,7 @@ class Proposed:
 
     @classmethod
     def from_json(cls, data: Any) -> Proposed | None:
-        if not isinstance(data, Mapping) or not isinstance(data.get("n"), int):
+        if not isinstance(data, Mapping) or not _whole(data.get("n")):
             return None
         texts = [data.get(k) for k in ("sha256", "base", "branch", "summary", "fp")]
         if not all(isinstance(t, str) for t in texts):
@@ -87,6 +88,21 @@ class Proposed:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def _whole(value: Any) -> bool:
+    """A JSON integer as we write them (JSON `true` is a Python int too, and is none)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
+
+
+def _time(value: Any) -> float | None:
+    """A command time: a finite number of seconds (JSON allows 1e400 and Infinity; five infinite
+    times would hold the rate limit shut forever)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and not -2**53 <= value <= 2**53:
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -134,23 +150,21 @@ class ForgeState:
                 return {}
             return {str(k): v for k, v in value.items() if isinstance(v, str)}
 
-        resets = tuple((r[0], r[1]) for r in data.get("resets") or []
+        resets = tuple((r[0], r[1]) for r in _list(data.get("resets"))
                        if isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r))
-        tokens = data.get("tokens")
+        tokens: Any = data.get("tokens")
         return cls(fix_branch=str(data.get("fix_branch") or ""),
                    source_branch=str(data.get("source_branch") or ""),
                    results=strings("results"), after=strings("after"), runs=strings("runs"),
                    resets=resets, escalated=data.get("escalated") is True,
                    escalation_posted=data.get("escalation_posted") is True,
                    fixed=str(data.get("fixed") or ""),
-                   tokens=tokens if isinstance(tokens, int) and tokens >= 0 else 0,
-                   tried=tuple(t for t in (Tried.from_json(x) for x in data.get("tried") or [])
+                   tokens=tokens if _whole(tokens) else 0,
+                   tried=tuple(t for t in (Tried.from_json(x) for x in _list(data.get("tried")))
                                if t is not None)[-_MAX_RUNS:],
-                   handled=tuple(x for x in _list(data.get("handled"))
-                                 if isinstance(x, int) and not isinstance(x, bool))[-_MAX_HANDLED:],
-                   command_times=tuple(float(x) for x in _list(data.get("command_times"))
-                                       if isinstance(x, int | float)
-                                       and not isinstance(x, bool))[-_MAX_TIMES:],
+                   handled=tuple(x for x in _list(data.get("handled")) if _whole(x))[-_MAX_HANDLED:],
+                   command_times=tuple(t for t in map(_time, _list(data.get("command_times")))
+                                       if t is not None)[-_MAX_TIMES:],
                    proposed=Proposed.from_json(data.get("proposed")))
 
     def with_command(self, comment_id: int, when: float) -> ForgeState:

@@ -248,7 +248,7 @@ def _handler(relay: Relay) -> type[BaseHTTPRequestHandler]:
                 return
             try:
                 payload = json.loads(body)
-            except ValueError:
+            except (ValueError, RecursionError):  # too deep to read is not JSON we accept
                 payload = None
             if not isinstance(payload, dict):
                 self._answer(400, {"error": "the body is not a JSON object"}, "bad JSON")

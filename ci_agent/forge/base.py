@@ -213,7 +213,7 @@ def parse_marker(body: str) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(match.group(1))
-    except ValueError:
+    except (ValueError, RecursionError):  # anyone can write a marker-shaped comment
         return None
     return value if isinstance(value, dict) else None
 

@@ -120,5 +120,5 @@ def comment_number(data: Mapping[str, Any], review: bool) -> int | None:
 def json_or_none(body: str) -> Any:
     try:
         return json.loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None

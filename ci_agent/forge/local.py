@@ -72,7 +72,7 @@ class LocalForge:
             return _empty_state()
         try:
             state = json.loads(text)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise ForgeError(f"The local forge file {self.state_path} is not valid JSON "
                              f"({error}).") from error
         if not isinstance(state, dict) or state.get("version") != 1:
