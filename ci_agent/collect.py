@@ -12,7 +12,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -40,6 +40,21 @@ class Collected:
 
 def describe(argv: Sequence[str]) -> str:
     return shlex.join(argv)
+
+
+# What ci-agent itself holds: the model key, the forge tokens, the relay secret, the runner's
+# own tokens. The build / verify command runs code a model patched under attacker-influenced input,
+# so it never gets them (a build that needs a registry token gets it under its own name).
+_OWN_SECRETS = frozenset({
+    "ANTHROPIC_API_KEY", "INPUT_ANTHROPIC_API_KEY", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN",
+    "CI_AGENT_GITLAB_TOKEN", "CI_AGENT_WEBHOOK_SECRET", "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+})
+
+
+def build_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of the build/verify command: ours, minus ci-agent's own secrets."""
+    return {k: v for k, v in environ.items() if k.upper() not in _OWN_SECRETS}
 
 
 def _command_input(result: proc.Result) -> Input:
@@ -82,7 +97,7 @@ def collect(
     started: float | None = None
     if command:
         started = time.time()
-        result = proc.run(list(command), cwd=workdir, timeout=timeout_s)
+        result = proc.run(list(command), cwd=workdir, timeout=timeout_s, env=build_environment(os.environ))
         inputs.append(_command_input(result))
     globs = [g if os.path.isabs(g) else str(workdir / g) for g in result_globs]
     paths = expand_inputs(list(logs), sys.stderr) + _fresh(expand_inputs(globs, sys.stderr), started)
