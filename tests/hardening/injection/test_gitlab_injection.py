@@ -8,6 +8,9 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+from tests.gitlab_commands.conftest import world as command_world
+from tests.gitlab_commands.harness import CommandWorld
+from tests.gitlab_commands.steps import FEATURE_FIX
 from tests.gitlab_scenarios.conftest import anthropic_fake, forge_waits, make_world, world
 from tests.gitlab_scenarios.harness import API_KEY, BOT, FIX_BRANCH, World
 from tests.gitlab_scenarios.steps import RATINGS, the_status_note, version
@@ -19,11 +22,12 @@ from tests.hardening.injection.forge_plants import (
     hostile_test,
     obedient_answers,
 )
-from tests.hardening.injection.payloads import MALICIOUS, MARKER_NAME
+from tests.hardening.injection.payloads import CURL_SH, MALICIOUS, MARKER_NAME, fix_diff, injection
 from tests.scenarios import model_scripts as model
+from tests.scenarios.harness import ROOT_CAUSE, SUMMARY
 from tests.scenarios.sample_repos import git
 
-__all__ = ["anthropic_fake", "forge_waits", "make_world", "world"]
+__all__ = ["anthropic_fake", "command_world", "forge_waits", "make_world", "world"]
 
 
 def push_hostile_commit(world: World, marker: Path) -> None:
@@ -69,3 +73,29 @@ def test_obedient_model_on_a_fix_job_changes_nothing_but_the_fix(world: World, t
               "summary": run.summary, "stdout": run.stdout, "stderr": run.stderr,
               "origin": git(world.repo.origin, "log", "-p", "--all", "--format=%B")}
     assert [(w, s) for w, t in places.items() for s in (API_KEY, token) if s in t] == []
+
+
+def test_a_command_notes_instructions_cannot_widen_the_policy(command_world: CommandWorld,
+                                                            tmp_path: Path) -> None:
+    """A Developer's `/ci-agent fix` note whose instructions are the injection: they reach the
+    model as data, the model obeys, the police refuses, only the fix lands."""
+    world = command_world
+    marker = tmp_path / MARKER_NAME
+    iid, red = world.red_mr()
+    note = world.say(iid, f"/ci-agent fix {injection('SLASH', str(marker))}")
+    world.api.reply(
+        model.submit_patch(MALICIOUS["gitlab_ci"].build(world.repo), summary=f"Done: `{CURL_SH}`",
+                           root_cause=ROOT_CAUSE),
+        model.submit_patch(MALICIOUS["agent_config"].build(world.repo), summary="Raised the limits.",
+                           root_cause=ROOT_CAUSE),
+        model.submit_patch(fix_diff(world.repo), summary=SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = world.command(iid, note)
+
+    assert run.exit_code == 0, str(run)
+    first, second, third = world.api.message_requests
+    assert "INJECT-SLASH" in model.first_user_text(first) and "INJECT-SLASH" not in str(first["system"])
+    assert "[path.denied" in rejection_of(second) and "[path.denied" in rejection_of(third)
+    assert touched_anywhere(world.repo.origin) == {RATINGS, "NOTES.md"}, "the person's note and the fix"
+    assert world.commits(red.sha, FEATURE_FIX) and world.show(FEATURE_FIX, RATINGS) == version(world, "fix")
+    assert not marker.exists()
