@@ -14,6 +14,7 @@ enough that a campaign of thousands fits in minutes.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,6 +80,7 @@ def mutated(draw: st.DrawFn, seeds: Sequence[bytes], max_edits: int = 4) -> byte
 
 def _json_leaf() -> st.SearchStrategy[Any]:
     return st.one_of(
+        st.sampled_from([1, 1.5, True, False, "x", {}, [], 2**70, -3]),  # a value of the wrong type
         st.none(), st.booleans(), st.integers(), st.sampled_from([0, -1, 2**63, 10**400, -(10**400)]),
         st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40),
         st.sampled_from(["", "ci-agent/fix/x", "a" * 70_000, "<!-- -->", "../..", "\u0000", "²", "𝟙𝟚"]),
@@ -115,11 +117,13 @@ def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
     return copy
 
 
-def _deep(depth: int) -> Any:
-    value: Any = 1
-    for _ in range(depth):
-        value = [value]
-    return value
+def _deep(depth: int) -> str:
+    """A placeholder `dumps` writes as `depth` nested arrays: nesting past the recursion limit
+    cannot be built as Python objects and written with json.dumps (which recurses too)."""
+    return f"\x00deep:{depth}\x00"
+
+
+_DEEP_RE = re.compile(r'"\\u0000deep:(\d+)\\u0000"')
 
 
 @st.composite
@@ -146,10 +150,9 @@ def _get(node: Any, path: tuple[Any, ...]) -> Any:
 
 def dumps(value: Any) -> bytes:
     """JSON text as a hostile sender would write it (NaN/Infinity allowed, deep nesting kept)."""
-    try:
-        return json.dumps(value).encode("utf-8", "surrogatepass")
-    except (RecursionError, ValueError):
-        return b"[" * 5000
+    text = json.dumps(value)
+    text = _DEEP_RE.sub(lambda m: "[" * int(m.group(1)) + "1" + "]" * int(m.group(1)), text)
+    return text.encode("utf-8", "surrogatepass")
 
 
 def json_mutated(seeds: Sequence[bytes], wrap: Callable[[bytes], bytes] = lambda b: b
@@ -157,7 +160,7 @@ def json_mutated(seeds: Sequence[bytes], wrap: Callable[[bytes], bytes] = lambda
     """JSON seeds mutated as trees (then written out), sometimes also edited as bytes."""
     trees = [json.loads(s) for s in seeds]
     as_text = json_tree_mutated(trees).map(dumps).map(wrap)
-    return st.one_of(as_text, as_text.flatmap(lambda b: mutated([b], max_edits=2)))
+    return st.one_of(as_text, as_text, as_text, as_text.flatmap(lambda b: mutated([b], max_edits=2)))
 
 
 def any_input(seeds: Sequence[bytes]) -> st.SearchStrategy[bytes]:
