@@ -2,7 +2,10 @@
 
 stdlib `http.server` on 127.0.0.1, port 0, in a thread. A route table (unknown routes answer
 404 and are recorded as test failures), every request recorded, replies scripted as a queue
-(or a callable), faults injectable: 429 with `retry-after`, 529, 500, dropped connections.
+(or a callable), faults injectable: 429 with `retry-after`, 529, 500, dropped connections, queued
+as replies or injected by count (`inject`: the next `times` valid requests after `skip`), also as
+transport faults (tests/fakes/breakage.py: dropped, half the JSON, held past the client's timeout).
+An injected fault never consumes a scripted reply (the half JSON is the next reply's, peeked).
 
 Requests are validated strictly, the way the real API answers (400 invalid_request_error):
 roles alternate starting with user; tool_use only from the assistant, tool_result only from
@@ -23,6 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes import breakage
+from tests.fakes.breakage import DEFAULT_HOLD_S, Broken, send_broken
 
 MESSAGES = "/v1/messages"
 MAX_CACHE_BREAKPOINTS = 4
@@ -50,6 +56,29 @@ class Fault:
     error_type: str
     message: str
     headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Injected:
+    """The next `times` valid requests matching `method` and the `path` regex, after `skip` of
+    them, get `fault` (an HTTP error) or the transport fault `transport` instead of a reply."""
+
+    fault: Fault | None = None
+    transport: str | None = None
+    times: int = 1
+    skip: int = 0
+    path: str = ".*"
+    method: str | None = None
+    hold_s: float = DEFAULT_HOLD_S
+
+    def take(self, method: str, path: str) -> bool:
+        if self.times <= 0 or self.method not in (None, method) or not re.search(self.path, path):
+            return False
+        if self.skip > 0:
+            self.skip -= 1
+            return False
+        self.times -= 1
+        return True
 
 
 class _Drop:
@@ -235,9 +264,10 @@ class AnthropicFake:
         self.failures: list[str] = []  # unexpected routes and script underruns: fail the test
         self._script: deque[Reply | Script] = deque()
         self._default: Script | None = None
+        self.injected: list[Injected] = []
         self._lock = threading.Lock()
         self._routes: dict[tuple[str, str], Callable[[Recorded], tuple[int, dict[str, str], Any]
-                                                     | _Drop]] = {
+                                                     | _Drop | Broken]] = {
             ("POST", MESSAGES): self._messages,
         }
         self._server = _Server(("127.0.0.1", 0), _handler_for(self))
@@ -262,6 +292,18 @@ class AnthropicFake:
         with self._lock:
             self._script.extend(replies)
 
+    def inject(self, fault: Fault | str, *, times: int = 1, skip: int = 0, path: str = ".*",
+               method: str | None = None, hold_s: float = DEFAULT_HOLD_S) -> None:
+        """`fault` (an HTTP error, or breakage.DROP / PARTIAL / TIMEOUT) for the next `times`
+        valid requests after `skip` of them; the scripted replies wait meanwhile."""
+        if isinstance(fault, str):
+            Broken(fault)  # refuses an unknown kind now, not in the server thread
+        injected = (Injected(transport=fault, times=times, skip=skip, path=path, method=method, hold_s=hold_s)
+                    if isinstance(fault, str) else
+                    Injected(fault=fault, times=times, skip=skip, path=path, method=method))
+        with self._lock:
+            self.injected.append(injected)
+
     def reply_always(self, script: Script) -> None:
         """Answer every valid request left once the queue is empty."""
         self._default = script
@@ -270,7 +312,7 @@ class AnthropicFake:
     def message_requests(self) -> list[dict[str, Any]]:
         return [r.body for r in self.requests if r.path == MESSAGES and isinstance(r.body, dict)]
 
-    def dispatch(self, recorded: Recorded) -> tuple[int, dict[str, str], Any] | _Drop:
+    def dispatch(self, recorded: Recorded) -> tuple[int, dict[str, str], Any] | _Drop | Broken:
         with self._lock:
             self.requests.append(recorded)
         route = self._routes.get((recorded.method, recorded.path.split("?", 1)[0]))
@@ -279,7 +321,7 @@ class AnthropicFake:
             return 404, {}, _error_body("not_found_error", f"No route {recorded.path}")
         return route(recorded)
 
-    def _messages(self, recorded: Recorded) -> tuple[int, dict[str, str], Any] | _Drop:
+    def _messages(self, recorded: Recorded) -> tuple[int, dict[str, str], Any] | _Drop | Broken:
         if not api_key_of(recorded.headers):
             return 401, {}, _error_body("authentication_error", "x-api-key header is required")
         if not recorded.headers.get("anthropic-version"):
@@ -288,12 +330,35 @@ class AnthropicFake:
         problem = validate(recorded.body)
         if problem is not None:
             return 400, {}, _error_body("invalid_request_error", problem)
+        with self._lock:
+            hit = next((i for i in self.injected if i.take(recorded.method, recorded.path)), None)
+        if hit is not None:
+            return self._injected(hit, recorded.body)
         reply = self._next(recorded.body)
         if isinstance(reply, _Drop):
             return reply
         if isinstance(reply, Fault):
             return reply.status, reply.headers, _error_body(reply.error_type, reply.message)
         return 200, {}, {"model": recorded.body["model"], **reply}
+
+    def _injected(self, hit: Injected, body: dict[str, Any]) -> tuple[int, dict[str, str], Any] | Broken:
+        if hit.fault is not None:
+            return hit.fault.status, hit.fault.headers, _error_body(hit.fault.error_type, hit.fault.message)
+        assert hit.transport is not None
+        if hit.transport == breakage.DROP:
+            return Broken(breakage.DROP)
+        status, payload = 200, self._peek(body)
+        if payload is None:
+            status, payload = 500, _error_body("api_error", "Internal server error")
+        data = json.dumps(payload).encode()
+        return Broken(hit.transport, status, (("request-id", "req_fake_broken"),), data, hit.hold_s)
+
+    def _peek(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The answer the next request would get, without taking it from the script."""
+        with self._lock:
+            item = self._script[0] if self._script else self._default
+        reply = item(body) if callable(item) else item
+        return {"model": body["model"], **reply} if isinstance(reply, dict) else None
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -341,6 +406,9 @@ def _handler_for(fake: AnthropicFake) -> type[BaseHTTPRequestHandler]:
                 body = raw.decode("utf-8", "replace")
             headers = {k.lower(): v for k, v in self.headers.items()}
             result = fake.dispatch(Recorded(self.command, self.path, headers, body))
+            if isinstance(result, Broken):
+                send_broken(self, result)
+                return
             if isinstance(result, _Drop):
                 self.close_connection = True
                 self.connection.close()

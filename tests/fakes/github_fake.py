@@ -9,7 +9,9 @@ comment created by one call is seen by later GETs, also by a second `GitHubForge
 Shapes follow the REST docs: list endpoints paginate with `page`/`per_page` and a `Link` header
 (`next`, `last`); `Authorization: token X` / `Bearer X` is checked against `tokens` (401 "Bad
 credentials" otherwise); integration tokens get 403 on `GET /user` as GitHub's do. Faults are
-injected per route: 401/403/404/422/429 with `retry-after`, 403 with `x-ratelimit-remaining: 0`, 5xx.
+injected per route: 401/403/404/422/429 with `retry-after`, 403 with `x-ratelimit-remaining: 0`, 5xx,
+or a broken connection (tests/fakes/breakage.py: dropped, half an answer, held past the timeout),
+on the API or on the storage server, after `skip` matching requests.
 
 Slash commands: issue comments (`/issues/comments/{id}`) and review comments (`/pulls/comments/{id}`)
 are two id spaces with their own reaction routes; `POST .../reactions` answers 201 when it creates
@@ -31,6 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.breakage import DEFAULT_HOLD_S, DROP, Broken, send_broken
 
 DOCS = "https://docs.github.com/rest"
 
@@ -54,12 +58,30 @@ class Reply:
 
 @dataclass
 class Fault:
-    """Answer the next `times` requests matching `method` and the `path` regex with `reply`."""
+    """Answer the next `times` requests matching `method` and the `path` regex with `reply`,
+    after letting the first `skip` of them through. `transport` (tests/fakes/breakage.py: drop,
+    partial, timeout) breaks the connection instead of answering `reply`; `server` is "api" or
+    "storage" (the download redirects' target)."""
 
     reply: Reply
     path: str = ".*"
     method: str | None = None
     times: int = 1
+    skip: int = 0
+    transport: str | None = None
+    hold_s: float = DEFAULT_HOLD_S
+    server: str = "api"
+
+    def take(self, server: str, method: str, path: str) -> bool:
+        """Whether this request is one the fault hits (counting it down)."""
+        if self.times <= 0 or self.server != server or self.method not in (None, method) \
+                or not re.search(self.path, path):
+            return False
+        if self.skip > 0:
+            self.skip -= 1
+            return False
+        self.times -= 1
+        return True
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> Reply:
@@ -187,9 +209,17 @@ class GitHubFake:
 
     # -- test setup helpers ------------------------------------------------------------------
 
-    def inject(self, reply: Reply, path: str = ".*", method: str | None = None, times: int = 1) -> None:
+    def inject(self, reply: Reply, path: str = ".*", method: str | None = None, times: int = 1,
+               skip: int = 0) -> None:
         with self._lock:
-            self.faults.append(Fault(reply, path, method, times))
+            self.faults.append(Fault(reply, path, method, times, skip))
+
+    def inject_transport(self, kind: str, path: str = ".*", method: str | None = None, times: int = 1,
+                         skip: int = 0, server: str = "api", hold_s: float = DEFAULT_HOLD_S) -> None:
+        """Break the connection of the matching requests (breakage.DROP, PARTIAL or TIMEOUT)."""
+        Broken(kind)  # refuses an unknown kind now, not in the server thread
+        with self._lock:
+            self.faults.append(Fault(Reply(0), path, method, times, skip, kind, hold_s, server))
 
     def add_run(self, run_id: int, jobs: list[tuple[str, str]],
                 artifacts: Sequence[tuple[str, bytes]] = (), expired: tuple[str, ...] = (), *,
@@ -250,30 +280,44 @@ class GitHubFake:
 
     def handle(self, server: str, method: str, target: str, headers: dict[str, str],
                body: Any) -> Reply:
+        return _served(self.dispatch(server, method, target, headers, body))
+
+    def dispatch(self, server: str, method: str, target: str, headers: dict[str, str],
+                 body: Any) -> Reply | Broken:
+        """`handle`, or the transport fault that breaks this request's connection."""
         parsed = urllib.parse.urlsplit(target)
         query = dict(urllib.parse.parse_qsl(parsed.query))
         path = urllib.parse.unquote(parsed.path)
         with self._lock:
             self.requests.append(Recorded(server, method, path, query, headers, body))
-            if server == "storage":
-                return self._serve_storage(path, query)
-            login = self._login(headers)
-            if login is None:
+            login = self._login(headers) if server == "api" else None
+            if server == "api" and login is None:
                 return error(401, "Bad credentials")
-            for fault in self.faults:
-                if fault.times > 0 and (fault.method in (None, method)) and re.search(fault.path, path):
-                    fault.times -= 1
-                    return fault.reply
-            for route_method, pattern, handler in self._routes:
-                match = pattern.match(path)
-                if match and route_method == method:
-                    try:
-                        return handler(login=login, query=query, body=body, **match.groupdict())
-                    except Exception as crash:  # a fake bug must fail the test, not hang it
-                        self.failures.append(f"fake crashed on {method} {target}: {crash!r}")
-                        return server_error(500)
-            self.failures.append(f"unexpected request {method} {target}")
-            return error(404, "Not Found")
+            fault = next((f for f in self.faults if f.take(server, method, path)), None)
+            if fault is not None and fault.transport is None:
+                return fault.reply
+            if fault is not None and fault.transport == DROP:
+                return Broken(DROP)  # never reached the service: nothing happens
+            reply = (self._serve_storage(path, query) if server == "storage"
+                     else self._route(method, target, path, query, body, login or ""))
+            if fault is None:
+                return reply
+            data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+            return Broken(fault.transport or DROP, reply.status, tuple(reply.headers.items()), data,
+                          fault.hold_s)
+
+    def _route(self, method: str, target: str, path: str, query: dict[str, str], body: Any,
+               login: str) -> Reply:
+        for route_method, pattern, handler in self._routes:
+            match = pattern.match(path)
+            if match and route_method == method:
+                try:
+                    return handler(login=login, query=query, body=body, **match.groupdict())
+                except Exception as crash:  # a fake bug must fail the test, not hang it
+                    self.failures.append(f"fake crashed on {method} {target}: {crash!r}")
+                    return server_error(500)
+        self.failures.append(f"unexpected request {method} {target}")
+        return error(404, "Not Found")
 
     def _login(self, headers: dict[str, str]) -> str | None:
         scheme, _, token = headers.get("authorization", "").partition(" ")
@@ -642,6 +686,13 @@ class GitHubFake:
         return Reply(200, {"permission": legacy, "role_name": role, "user": self._user_json(user)})
 
 
+def _served(result: Reply | Broken) -> Reply:
+    """A transport fault's answer as the service produced it (for in-process callers of `handle`)."""
+    if isinstance(result, Reply):
+        return result
+    return Reply(result.status or 502, result.data, dict(result.headers))
+
+
 def _url_of(server: ThreadingHTTPServer) -> str:
     host, port = server.server_address[:2]
     return f"http://{host!s}:{port}"
@@ -669,7 +720,10 @@ def _handler(fake: GitHubFake, server: str) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw.decode("utf-8", "replace")
             headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = fake.handle(server, self.command, self.path, headers, body)
+            reply = fake.dispatch(server, self.command, self.path, headers, body)
+            if isinstance(reply, Broken):
+                send_broken(self, reply)
+                return
             data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
             self.send_response(reply.status)
             if not isinstance(reply.body, bytes):

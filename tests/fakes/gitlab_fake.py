@@ -12,7 +12,8 @@ Tokens are checked as GitLab does: `PRIVATE-TOKEN` (personal / project access to
 merge requests) and gets 403 on every write, and 401 on `GET /user`. A user who is not a member
 gets 404 on the project (it is private). Lists paginate with `page`/`per_page` and the `X-Page`,
 `X-Per-Page`, `X-Next-Page`, `X-Prev-Page`, `X-Total`, `X-Total-Pages` and `Link` headers.
-Faults answer the next matching requests with a canned reply (401/403/404/429 + `Retry-After`/5xx).
+Faults answer the next matching requests with a canned reply (401/403/404/429 + `Retry-After`/5xx),
+or break their connection (tests/fakes/breakage.py: dropped, half an answer, held past the timeout).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.breakage import DEFAULT_HOLD_S, DROP, Broken, send_broken
 from tests.fakes.gitlab_fake_commands import CommandRoutes
 from tests.fakes.gitlab_fake_routes import (
     API,
@@ -65,6 +67,19 @@ class Fault:
     path: str = ".*"
     method: str | None = None
     times: int = 1
+    skip: int = 0  # let the first `skip` matching requests through
+    transport: str | None = None  # tests/fakes/breakage.py: drop, partial, timeout instead of `reply`
+    hold_s: float = DEFAULT_HOLD_S
+
+    def take(self, method: str, path: str) -> bool:
+        """Whether this request is one the fault hits (counting it down)."""
+        if self.times <= 0 or self.method not in (None, method) or not re.search(self.path, path):
+            return False
+        if self.skip > 0:
+            self.skip -= 1
+            return False
+        self.times -= 1
+        return True
 
 
 def rate_limited(retry_after: str | None = "1", reset_epoch: int | None = None) -> Reply:
@@ -203,7 +218,20 @@ class GitLabFake(CommandRoutes):
 
     # -- dispatch ----------------------------------------------------------------------------
 
+    def add_transport_fault(self, kind: str, path: str = ".*", method: str | None = None, times: int = 1,
+                            skip: int = 0, hold_s: float = DEFAULT_HOLD_S) -> None:
+        """Break the connection of the matching requests (breakage.DROP, PARTIAL or TIMEOUT)."""
+        Broken(kind)  # refuses an unknown kind now, not in the server thread
+        self.add_fault(Fault(Reply(0), path, method, times, skip, kind, hold_s))
+
     def handle(self, method: str, target: str, headers: dict[str, str], body: Any) -> Reply:
+        result = self.dispatch(method, target, headers, body)
+        if isinstance(result, Reply):
+            return result
+        return Reply(result.status or 502, result.data, dict(result.headers))
+
+    def dispatch(self, method: str, target: str, headers: dict[str, str], body: Any) -> Reply | Broken:
+        """`handle`, or the transport fault that breaks this request's connection."""
         parsed = urllib.parse.urlsplit(target)
         pairs = urllib.parse.parse_qsl(parsed.query, keep_blank_values=True)
         multi: dict[str, list[str]] = {}
@@ -218,27 +246,37 @@ class GitLabFake(CommandRoutes):
                                           identity[0]["username"] if identity else None))
             if identity is None:
                 return error(401, "401 Unauthorized")
-            for fault in self.faults:
-                if fault.times > 0 and fault.method in (None, method) and re.search(fault.path, path):
-                    fault.times -= 1
-                    return fault.reply
-            for route_method, pattern, handler in self._routes:
-                match = pattern.match(parsed.path)
-                if match is None or route_method != method:
-                    continue
-                groups = {k: urllib.parse.unquote(v) for k, v in match.groupdict().items()}
-                call = Call(method, path, query, multi, body, *identity)
-                refused = self._project_access(call, groups.pop("project", None))
-                if refused is not None:
-                    return refused
-                try:
-                    result = handler(call, **groups)
-                except Exception as crash:  # a fake bug must fail the test, not hang it
-                    self.failures.append(f"fake crashed on {method} {target}: {crash!r}")
-                    return server_error(500)
-                return result if isinstance(result, Reply) else self._page(parsed.path, multi, result)
-            self.failures.append(f"unexpected request {method} {target}")
-            return not_found()
+            fault = next((f for f in self.faults if f.take(method, path)), None)
+            if fault is not None and fault.transport is None:
+                return fault.reply
+            if fault is not None and fault.transport == DROP:
+                return Broken(DROP)  # never reached the service: nothing happens
+            reply = self._route(method, target, parsed.path, path, query, multi, body, identity)
+            if fault is None:
+                return reply
+            data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+            return Broken(fault.transport or DROP, reply.status, tuple(reply.headers.items()), data,
+                          fault.hold_s)
+
+    def _route(self, method: str, target: str, raw_path: str, path: str, query: dict[str, str],
+               multi: dict[str, list[str]], body: Any, identity: tuple[dict[str, Any], str]) -> Reply:
+        for route_method, pattern, handler in self._routes:
+            match = pattern.match(raw_path)
+            if match is None or route_method != method:
+                continue
+            groups = {k: urllib.parse.unquote(v) for k, v in match.groupdict().items()}
+            call = Call(method, path, query, multi, body, *identity)
+            refused = self._project_access(call, groups.pop("project", None))
+            if refused is not None:
+                return refused
+            try:
+                result = handler(call, **groups)
+            except Exception as crash:  # a fake bug must fail the test, not hang it
+                self.failures.append(f"fake crashed on {method} {target}: {crash!r}")
+                return server_error(500)
+            return result if isinstance(result, Reply) else self._page(raw_path, multi, result)
+        self.failures.append(f"unexpected request {method} {target}")
+        return not_found()
 
     def _identity(self, headers: dict[str, str]) -> tuple[dict[str, Any], str] | None:
         token = headers.get("private-token") or headers.get("job-token")
@@ -310,7 +348,10 @@ def _handler(fake: GitLabFake) -> type[BaseHTTPRequestHandler]:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
             headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = fake.handle(self.command, self.path, headers, body)
+            reply = fake.dispatch(self.command, self.path, headers, body)
+            if isinstance(reply, Broken):
+                send_broken(self, reply)
+                return
             data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
             self.send_response(reply.status)
             names = {k.lower() for k in reply.headers}
