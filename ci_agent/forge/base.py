@@ -220,9 +220,17 @@ def parse_marker(body: str) -> dict[str, Any] | None:
 
 def pick_status_comment(comments: Sequence[Comment], own_login: str) -> Comment | None:
     """Our status comment: written by our own account and starting with a valid marker.
-    If a race ever left two, the oldest (first listed) wins, so every run edits the same one."""
-    for comment in comments:
-        if comment.author.lower() == own_login.lower() and parse_marker(comment.body) is not None:
-            return comment
-    return None
+    If a race ever left two, the oldest (lowest id, whatever order the forge lists them in) wins,
+    so every run edits the same one."""
+    ours = [c for c in comments
+            if c.author.lower() == own_login.lower() and parse_marker(c.body) is not None]
+    return min(ours, key=lambda c: c.id) if ours else None
+
+
+def duplicate_of(created: Comment, comments: Sequence[Comment], own_login: str) -> Comment | None:
+    """After creating a status comment: the older one of ours that another job created at the
+    same moment (both saw none, both created), or None when ours is the one to keep. The caller
+    deletes its own and edits the older: two racing jobs converge on one comment."""
+    keep = pick_status_comment(comments, own_login)
+    return keep if keep is not None and keep.id != created.id else None
 

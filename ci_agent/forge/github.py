@@ -44,6 +44,7 @@ from ci_agent.forge.base import (
     JobLog,
     Limits,
     Permission,
+    duplicate_of,
     parse_marker,
     pick_status_comment,
     status_body,
@@ -225,13 +226,23 @@ class GitHubForge:
         if mine is not None and mine.body == text:
             return mine
 
-        def write() -> Comment:
-            if mine is None:
-                return _comment(self._repo.get_issue(number).create_comment(text))
-            comment = self._issue_comment(mine.id)
+        def edit(comment_id: int) -> Comment:
+            comment = self._issue_comment(comment_id)
             comment.edit(text)
             return _comment(comment)
-        return self._call(f"write the status comment on #{number}", "pull-requests: write", write)
+
+        def create() -> Comment:
+            return _comment(self._repo.get_issue(number).create_comment(text))
+        what, needs = f"write the status comment on #{number}", "pull-requests: write"
+        if mine is not None:
+            return self._call(what, needs, lambda: edit(mine.id))
+        created = self._call(what, needs, create)
+        older = duplicate_of(created, self.list_comments(number), self.own_login())
+        if older is None:
+            return created
+        self._call(f"delete a duplicate status comment on #{number}", needs,
+                   lambda: self._issue_comment(created.id).delete())
+        return self._call(what, needs, lambda: edit(older.id))
 
     def read_status_state(self, number: int) -> dict[str, Any] | None:
         mine = pick_status_comment(self.list_comments(number), self.own_login())

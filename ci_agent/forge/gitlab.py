@@ -35,6 +35,7 @@ from ci_agent.forge.base import (
     JobLog,
     Limits,
     Permission,
+    duplicate_of,
     parse_marker,
     pick_status_comment,
     status_body,
@@ -251,9 +252,18 @@ class GitLabForge(GitLabCommands):
         mine = pick_status_comment(self.list_comments(number), self.own_login())
         if mine is not None and mine.body == text:
             return mine
-        if mine is None:
-            return self.post_comment(number, text)
-        note_id = mine.id
+        if mine is not None:
+            return self._edit_note(number, mine.id, text)
+        created = self.post_comment(number, text)
+        older = duplicate_of(created, self.list_comments(number), self.own_login())
+        if older is None:
+            return created
+        # another job created one at the same moment: keep the older, drop ours
+        self._call(f"delete a duplicate status note on merge request !{number}", "Reporter",
+                   lambda: self._mr(number).notes.delete(created.id))
+        return self._edit_note(number, older.id, text)
+
+    def _edit_note(self, number: int, note_id: int, text: str) -> Comment:
         return self._call(f"edit notes on merge request !{number}", "Reporter",
                           lambda: comment(self._mr(number).notes.update(note_id, {"body": text})))
 

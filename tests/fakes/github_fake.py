@@ -176,6 +176,7 @@ class GitHubFake:
             ("POST", rf"{r}/issues/(?P<n>\d+)/comments", self._create_comment),
             ("GET", rf"{r}/issues/comments/(?P<c>\d+)", self._get_comment),
             ("PATCH", rf"{r}/issues/comments/(?P<c>\d+)", self._edit_comment),
+            ("DELETE", rf"{r}/issues/comments/(?P<c>\d+)", self._delete_comment),
             ("POST", rf"{r}/issues/comments/(?P<c>\d+)/reactions", self._react),
             ("GET", rf"{r}/pulls/comments/(?P<c>\d+)", self._get_review_comment),
             ("POST", rf"{r}/pulls/comments/(?P<c>\d+)/reactions", self._react_review),
@@ -632,6 +633,15 @@ class GitHubFake:
             return error(403, "Resource not accessible by integration")
         comment["body"] = body["body"]
         return Reply(200, self._comment_json(comment))
+
+    def _delete_comment(self, c: str, login: str, **_: Any) -> Reply:
+        comment = self.comments.get(int(c))
+        if comment is None:
+            return error(404, "Not Found")
+        if comment["user"] != login:
+            return error(403, "Resource not accessible by integration")
+        del self.comments[int(c)]
+        return Reply(204, b"")
 
     def _react(self, c: str, login: str, body: Any, **_: Any) -> Reply:
         return self._reaction(self.comments, self.reactions, int(c), login, body)

@@ -142,6 +142,7 @@ class GitLabFake(CommandRoutes):
             ("POST", P(r"/merge_requests/(?P<iid>\d+)/notes"), self.r_create_note),
             ("GET", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)"), self.r_note),
             ("PUT", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)"), self.r_update_note),
+            ("DELETE", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)"), self.r_delete_note),
             ("GET", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)/award_emoji"), self.r_note_awards),
             ("POST", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)/award_emoji"), self.r_award_note),
             *self.command_routes(),

@@ -369,6 +369,15 @@ class FakeRoutes:
         found["body"] = body.get("body", found["body"])
         return Reply(200, found)
 
+    def r_delete_note(self, call: Call, iid: str, note: str) -> Reply:
+        found = self._note(iid, note)
+        if found is None:
+            return not_found("Note")
+        if call.kind == "job" or found["author"]["username"] != call.user["username"]:
+            return forbidden()
+        self.notes[int(iid)].remove(found)
+        return Reply(204, b"")
+
     def r_note_awards(self, call: Call, iid: str, note: str) -> Reply | list[dict[str, Any]]:
         if self._note(iid, note) is None:
             return not_found("Note")
