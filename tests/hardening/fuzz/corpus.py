@@ -123,6 +123,11 @@ def real_diffs(repo: Path) -> tuple[str, ...]:
     return tuple(d for d in diffs if d)
 
 
+def reset(repo: Path) -> None:
+    _git(repo, "reset", "-q", "--hard", "HEAD")
+    _git(repo, "clean", "-qfdx")
+
+
 def tree_state(repo: Path) -> str:
     """What `review` must never change: HEAD, the index and the work tree."""
     return _git(repo, "rev-parse", "HEAD") + _git(repo, "status", "--porcelain", "--ignored")

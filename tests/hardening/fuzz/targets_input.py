@@ -15,7 +15,7 @@ from ci_agent.config import PatchSettings
 from ci_agent.envelope import HEAD_BYTES, MAX_LINE_CHARS, EnvelopeInfo, decode_head, iter_log_lines
 from ci_agent.model import ParseResult
 from ci_agent.parsers import LOG_PARSERS, XML_PARSERS, parse_stream
-from ci_agent.patch.engine import review
+from ci_agent.patch.engine import apply_patch, review
 from tests.hardening.fuzz import corpus
 from tests.hardening.fuzz.harness import Runner, Target, Violation, stateless
 from tests.hardening.fuzz.mutate import any_input, mutated
@@ -105,6 +105,28 @@ def patch_session() -> Iterator[Runner]:
             raise Violation("review changed the repository (HEAD, index or work tree)")
 
 
+@contextlib.contextmanager
+def apply_session() -> Iterator[Runner]:
+    """apply_patch is all or nothing: a rejected patch leaves HEAD, index and work tree as they were;
+    an applied one is undone (reset, clean) before the next input."""
+    with tempfile.TemporaryDirectory(prefix="ci-agent-fuzz-") as tmp:
+        repo = corpus.make_repo(Path(tmp) / "repo")
+        before = corpus.tree_state(repo)
+        settings = PatchSettings()
+
+        def run(data: bytes) -> None:
+            try:
+                verdict = apply_patch(data.decode("utf-8", "surrogateescape"), repo, settings)
+            finally:
+                changed = corpus.tree_state(repo) != before
+                corpus.reset(repo)
+            if not verdict.ok and changed:
+                raise Violation("a rejected patch changed the repository")
+            if verdict.ok and not changed:
+                raise Violation("an applied patch changed nothing")
+        yield run
+
+
 _DIFFS: list[tuple[bytes, ...]] = []
 
 
@@ -131,4 +153,6 @@ def input_targets() -> list[Target]:
                           what="iter_log_lines, decode_head"))
     targets.append(Target("patch.review", patch_session, _patch_strategy, diff_seeds,
                           what="patch.engine.review against a real temp repository"))
+    targets.append(Target("patch.apply", apply_session, _patch_strategy, diff_seeds,
+                          what="patch.engine.apply_patch (all or nothing) against a real temp repository"))
     return targets

@@ -45,8 +45,8 @@ def test_every_target_the_brief_names_is_fuzzed() -> None:
     from ci_agent.parsers import LOG_PARSERS, XML_PARSERS
 
     expected = {f"log.{n}" for n in LOG_PARSERS} | {f"xml.{n}" for n in XML_PARSERS} | {
-        "log.sniffed", "envelope", "patch.review", "slash", "marker", "relay.judge", "relay.http",
-        "cienv.github", "cienv.gitlab"}
+        "log.sniffed", "envelope", "patch.review", "patch.apply", "slash", "marker", "relay.judge",
+        "relay.http", "cienv.github", "cienv.gitlab"}
     assert {"trx", "junit", "nunit", "xunit"} <= set(XML_PARSERS)
     assert set(TARGETS) == expected
 
