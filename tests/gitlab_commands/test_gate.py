@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes.gitlab_fake import Fault, server_error
-from tests.gitlab_commands.harness import BOT, OTHER_BOT, REPORTER, CommandWorld
+from tests.gitlab_commands.harness import BOT, DEV, OTHER_BOT, REPORTER, CommandWorld
 from tests.gitlab_commands.steps import FEATURE_FIX, PAUSED, assert_acted, assert_ignored, writes
 from tests.gitlab_scenarios.steps import answer, model_calls
 
@@ -81,3 +81,34 @@ def test_the_award_emoji_is_the_claim_when_the_first_job_died_before_answering(w
     assert "already claimed" in again.stdout
     assert model_calls(world) == 0
     assert world.origin_tip(FEATURE_FIX) is None
+
+
+def test_a_sixth_command_within_the_hour_is_refused_with_an_answer(world: CommandWorld) -> None:
+    iid = world.feature_mr()
+    for _ in range(5):
+        assert world.command(iid, world.say(iid, "/ci-agent status")).exit_code == 0
+    sixth = world.say(iid, "/ci-agent status")
+
+    run = world.command(iid, sixth)
+
+    assert run.exit_code == 0 and run.outcome == "refused", str(run)
+    assert_acted(world, sixth)  # a writer hears why
+    said = world.status_body(iid)
+    assert "command not run" in said and "at most 5 commands per hour" in said.lower()
+    assert model_calls(world) == 0
+
+
+def test_fix_on_a_fork_s_merge_request_is_refused_with_an_answer(world: CommandWorld) -> None:
+    tip = world.origin_tip("main")
+    assert tip is not None
+    iid = world.gitlab.new_merge_request("stars", "main", "Stars from a fork", author=DEV,
+                                         source_project_id=99, sha=tip)
+    note = world.say(iid, "/ci-agent fix")
+    branches = world.origin_branches()
+
+    run = world.command(iid, note)
+
+    assert run.exit_code == 0 and run.outcome == "refused", str(run)
+    assert "fork" in world.status_body(iid)
+    assert model_calls(world) == 0 and world.origin_branches() == branches
+    assert_acted(world, note)
