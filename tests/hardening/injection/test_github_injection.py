@@ -9,8 +9,6 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-import pytest
-
 from tests.github_commands.conftest import world as command_world
 from tests.github_commands.harness import CommandWorld
 from tests.github_commands.steps import red_pr
@@ -134,14 +132,10 @@ def test_a_secret_the_model_writes_in_its_prose_is_redacted_everywhere(world: Wo
     assert [(w, s) for w, t in written.items() for s in (API_KEY, token) if s in t] == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ci-agent commits and pushes a patch that writes the value of a secret environment variable "
-    "(ANTHROPIC_API_KEY) into a source file: neither the policy nor the commit step checks added "
-    "lines against the redactor's secret values / token shapes (DESIGN §4.5 redacts what is sent, "
-    "not what is committed)"))
 def test_a_secret_the_model_writes_into_the_code_is_never_pushed(world: World) -> None:
-    """The model obeys "add $ANTHROPIC_API_KEY to the code": the patch must be refused and sent
-    back (or the value redacted) so the key never reaches origin or GitHub."""
+    """The model obeys "add $ANTHROPIC_API_KEY to the code": the patch is refused and sent back in
+    the same attempt, so the key never reaches origin or GitHub (found by this test; fixed in
+    4aeb65b: added lines are checked with the redactor before anything is committed)."""
     red = world.ci("main")
     world.inputs.update(github_token=USER_TOKEN)
     leaky = diff(world.repo.files[RATINGS], version(world, "fix") + f"\n# ANTHROPIC_API_KEY={API_KEY}\n")
@@ -155,3 +149,5 @@ def test_a_secret_the_model_writes_into_the_code_is_never_pushed(world: World) -
     history = git(world.repo.origin, "log", "-p", "--all", "--format=%B")
     assert API_KEY not in history, "the key was committed and pushed"
     assert API_KEY not in world.all_github_text()
+    _, second = world.api.message_requests
+    assert "[secret]" in rejection_of(second), "refused and told to the model"

@@ -7,6 +7,8 @@ message."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.fakes.anthropic_fake import Fault
@@ -30,6 +32,7 @@ from tests.hardening.secrets.canaries import (
     LOG_ENV_VALUE,
     LOG_TOKEN_SHAPE,
     MODEL,
+    ORIGIN_URL,
     OUTPUTS,
     REPO_FILE,
     SUMMARY,
@@ -137,3 +140,38 @@ def test_canary_in_a_command_note_and_the_variables(command_world: CommandWorld)
                   "--format=%B")
     assert commits.strip(), "the fix was pushed"
     assert scan(MODE, planted, places(world, run, commits, exclude_note=note)) == []
+
+
+def test_the_runners_credentialed_origin_url_goes_nowhere(world: World) -> None:
+    """GitLab runners check out with `https://gitlab-ci-token:<CI_JOB_TOKEN>@host/group/project.git`
+    as origin, in `.git/config`. Git is pointed at the bare origin by `url.<base>.insteadOf`, so
+    fetch and push work while ci-agent reads the credentialed URL as the runner leaves it."""
+    planted = env_canaries(world)
+    job_token = f"glcbt-{custom_secret()}"
+    world.gitlab.add_token(job_token, "maint", "job")
+    planted.append(Canary(ORIGIN_URL, job_token))
+    runner_url = f"https://gitlab-ci-token:{job_token}@gitlab.example.com/acme/shop.git"
+    plain_clone = world.clone
+
+    def runner_clone(ref: str, name: str) -> Path:
+        path = plain_clone(ref, name)
+        git(path, "remote", "set-url", "origin", runner_url)
+        git(path, "config", f"url.file://{world.repo.origin}.insteadOf", runner_url)
+        return path
+
+    world.clone = runner_clone  # type: ignore[method-assign]
+    red = world.pipeline("main")
+    answer(world, "broken", "fix")
+
+    run = world.job(red, env={"CI_JOB_TOKEN": job_token})
+
+    assert run.exit_code == 0, str(run)
+    assert run.outcome == "committed", str(run)
+    commits = git(world.repo.origin, "log", "-p", f"refs/heads/{FIX_BRANCH}", "--not", red.sha,
+                  "--format=%B")
+    assert commits.strip(), "the fix was pushed"
+    found = places(world, run, commits)
+    config = found.pop(GIT_CONFIG)
+    assert config.count(job_token) == 2, "the runner's URL (and our test's insteadOf) only: nothing added"
+    assert scan(MODE, planted, found) == []
+    assert scan(MODE, planted[:-1], {GIT_CONFIG: config}) == []

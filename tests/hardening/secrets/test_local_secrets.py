@@ -115,14 +115,11 @@ def test_an_error_message_carries_no_canary(api: AnthropicFake, tmp_path: Path,
     assert scan(MODE, planted, {ERRORS: run.stdout + run.stderr}) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the verify command inherits ci-agent's whole environment, ANTHROPIC_API_KEY and the forge "
-    "token included (ci_agent/collect.py -> proc.run with env=None): the code it runs is the "
-    "model's patch, written under attacker-influenced input, so a patch that reads os.environ "
-    "gets the keys ci-agent holds"))
 def test_the_verify_command_runs_without_ci_agents_own_secrets(
         api: AnthropicFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capfd: pytest.CaptureFixture[str]) -> None:
+    """The verify command runs the model's patch: it gets no key or token of ci-agent's (found by
+    this test; fixed in 4aeb65b), while the project's own secrets stay (its build may need them)."""
     planted, log_token, file_secret = canaries(monkeypatch)
     repo = planted_repo(tmp_path, log_token, file_secret)
     verify, seen = env_probe(tmp_path, ["ANTHROPIC_API_KEY", "GITHUB_TOKEN", "DEPLOY_SECRET"])
@@ -133,3 +130,4 @@ def test_the_verify_command_runs_without_ci_agents_own_secrets(
     assert run.exit_code == 0, str(run)
     ours = [c for c in planted if c.planted in (ENV_API_KEY, ENV_FORGE_TOKEN)]
     assert scan(MODE, ours, {VERIFY_ENV: read(seen)}) == []
+    assert planted[2].value in read(seen), "DEPLOY_SECRET, the project's own, is still there"
