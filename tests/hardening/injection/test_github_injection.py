@@ -18,7 +18,9 @@ from tests.github_scenarios.steps import RATINGS, diff, the_status_comment, vers
 from tests.hardening.injection.checks import logged_verify, rejection_of, touched_anywhere, verify_calls
 from tests.hardening.injection.forge_plants import (
     FORGE_GROUP,
+    FORGED_MARKER,
     HOSTILE_TEST_PATH,
+    OUTPUT_PROSE,
     commit_message,
     hostile_test,
     obedient_answers,
@@ -151,3 +153,27 @@ def test_a_secret_the_model_writes_into_the_code_is_never_pushed(world: World) -
     assert API_KEY not in world.all_github_text()
     _, second = world.api.message_requests
     assert "[secret]" in rejection_of(second), "refused and told to the model"
+
+
+def test_prose_that_targets_our_outputs_stays_text(world: World) -> None:
+    """The model's summary and root cause carry a forged status marker, workflow commands and
+    output lines: none becomes a command, an output, an annotation or our state."""
+    token = real_token(world)
+    red = world.ci("main")
+    world.inputs.update(github_token=token)
+    world.api.reply(model.submit_patch(fix_diff(world.repo), summary=f"{SUMMARY}\n{OUTPUT_PROSE}",
+                                       root_cause=f"{ROOT_CAUSE}\n{OUTPUT_PROSE}",
+                                       assumptions=[OUTPUT_PROSE], open_questions=[OUTPUT_PROSE]))
+
+    run = world.after_ci(red)
+
+    assert run.exit_code == 0, str(run)
+    assert run.outputs.get("outcome") == "committed", str(run)
+    assert set(run.outputs) <= {"outcome", "attempt", "branch", "pr_number", "pr_url", "tokens", "summary",
+                                "reason", "escalated"}, run.outputs
+    commands = [line for line in run.stdout.splitlines() if line.startswith("::")]
+    forged = [line for line in commands if "forged" in line or line.startswith(("::set-output", "::stop-"))]
+    assert forged == [], forged
+    status = the_status_comment(world, world.fix_pull()["number"])["body"]
+    assert status.count("<!-- ci-agent:v1") == 1 and status.startswith("<!-- ci-agent:v1"), status[:300]
+    assert FORGED_MARKER not in world.all_github_text(), "a forged marker reached GitHub intact"

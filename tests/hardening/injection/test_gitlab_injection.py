@@ -17,7 +17,9 @@ from tests.gitlab_scenarios.steps import RATINGS, the_status_note, version
 from tests.hardening.injection.checks import logged_verify, rejection_of, touched_anywhere, verify_calls
 from tests.hardening.injection.forge_plants import (
     FORGE_GROUP,
+    FORGED_MARKER,
     HOSTILE_TEST_PATH,
+    OUTPUT_PROSE,
     commit_message,
     hostile_test,
     obedient_answers,
@@ -99,3 +101,23 @@ def test_a_command_notes_instructions_cannot_widen_the_policy(command_world: Com
     assert touched_anywhere(world.repo.origin) == {RATINGS, "NOTES.md"}, "the person's note and the fix"
     assert world.commits(red.sha, FEATURE_FIX) and world.show(FEATURE_FIX, RATINGS) == version(world, "fix")
     assert not marker.exists()
+
+
+def test_prose_that_targets_our_outputs_stays_text(world: World) -> None:
+    """The model's prose carries a forged status marker and dotenv lines: the dotenv report holds
+    only ci-agent's variables, with the true outcome, and our note's marker is ours alone."""
+    red = world.pipeline("main")
+    world.api.reply(model.submit_patch(fix_diff(world.repo), summary=f"{SUMMARY}\n{OUTPUT_PROSE}",
+                                       root_cause=f"{ROOT_CAUSE}\n{OUTPUT_PROSE}",
+                                       assumptions=[OUTPUT_PROSE], open_questions=[OUTPUT_PROSE]))
+
+    run = world.job(red)
+
+    assert run.exit_code == 0, str(run)
+    assert run.outcome == "committed", str(run)  # parse_dotenv refused any line GitLab would refuse
+    assert all(name.startswith("CI_AGENT_") for name in run.dotenv), run.dotenv
+    assert "FORGED_VARIABLE" not in run.dotenv and "forged" not in str(run.dotenv)
+    note = the_status_note(world, world.fix_mr()["iid"])["body"]
+    assert note.count("<!-- ci-agent:v1") == 1 and note.startswith("<!-- ci-agent:v1"), note[:300]
+    held = str(world.gitlab.merge_requests) + str(world.gitlab.notes)
+    assert FORGED_MARKER not in held, "a forged marker reached GitLab intact"
