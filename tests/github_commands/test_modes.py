@@ -5,6 +5,8 @@ branch counts as a failed attempt; `/ci-agent fix` in mode push does the same.""
 
 from __future__ import annotations
 
+import pytest
+
 from ci_agent.forge.base import parse_marker
 from tests.github_commands.harness import CommandWorld
 from tests.github_commands.steps import FEATURE, assert_outputs, red_pr, status_body
@@ -47,18 +49,22 @@ def test_mode_push_commits_onto_the_pr_branch_and_a_failed_run_counts(world: Com
     assert list(world.github.pulls) == [number]
 
 
-def test_mode_push_on_the_default_branch_is_skipped(world: CommandWorld) -> None:
-    ci = world.ci("main")
+@pytest.mark.parametrize("job", ["workflow_run after CI", "inline step of a push"])
+def test_mode_push_on_the_default_branch_is_skipped(world: CommandWorld, job: str) -> None:
+    tip = world.origin_tip("main")
     answer(world, "broken", "fix")
 
-    run = world.after_ci(ci, inputs=PUSH)
+    if job == "inline step of a push":
+        run = world.inline("main", inputs=PUSH)
+    else:
+        run = world.after_ci(world.ci("main"), inputs=PUSH)
 
     assert run.exit_code == 0, str(run)
     assert_outputs(run, "skipped")
     said = run.stdout + run.summary
     assert "mode push" in said and "main" in said
     assert model_calls(world) == 0
-    assert world.origin_branches() == ["main"] and world.origin_tip("main") == ci.sha
+    assert world.origin_branches() == ["main"] and world.origin_tip("main") == tip
     assert world.github.pulls == {} and world.github.comments == {}
 
 
@@ -72,7 +78,7 @@ def test_fix_command_in_mode_push_commits_onto_the_pr_branch(world: CommandWorld
     assert len(world.commits(ci.sha, FEATURE)) == 1
     assert world.show(FEATURE, RATINGS) == version(world, "fix")
     assert world.origin_branches() == [FEATURE, "main"] and list(world.github.pulls) == [number]
-    assert world.github.pulls[number]["labels"] == []
+    assert world.github.pulls[number]["labels"] == [] and world.github.pulls[number]["title"] == "Add a note"
 
 
 def test_stop_pauses_mode_push_on_the_pr_itself(world: CommandWorld) -> None:
