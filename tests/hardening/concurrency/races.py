@@ -296,6 +296,14 @@ def record(kind: str, schedule: str, results: list[JobResult], verdict: str, **f
         out.write(json.dumps(line) + "\n")
 
 
+OFFSET_STEP_S = 1.5  # a job takes 5-10 s here: offsets 0, 1.5, 3 ... s cross every phase of the first
+
+
+def offset_s(schedule: str) -> float:
+    """The start offset of schedule `offset_<i>` (0 for a choreographed one)."""
+    return OFFSET_STEP_S * int(schedule.removeprefix("offset_")) if schedule.startswith("offset_") else 0.0
+
+
 def repeats() -> int:
     """How many extra start offsets each race runs with: `$CI_AGENT_RACE_REPEATS` (the figure's
     run), 0 in the ordinary suite, which keeps only the choreographed interleavings."""

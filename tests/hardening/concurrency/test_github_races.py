@@ -8,7 +8,7 @@ exactly into one window of the first: both asking the model at once (the push ra
 starting once the first has pushed but not yet opened the pull request, or once the pull request
 exists but the status comment does not. (Plain simultaneous starts are `offset_0`, and
 tests/github_scenarios/test_github_process.py.) `$CI_AGENT_RACE_REPEATS=N` adds N plain start offsets
-(the second job started 0, 0.3, 0.6 ... s after the first) for the figure's run."""
+(the second job started 0, 1.5, 3 ... s after the first) for the figure's run."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from tests.hardening.concurrency.races import (
     RefLog,
     hold_answers,
     model_asks,
+    offset_s,
     prepared,
     repeats,
     spawn,
@@ -41,12 +42,9 @@ __all__ = ["anthropic_fake", "forge_waits", "make_world", "world"]
 
 PULLS = r"/repos/octo/app/pulls$"
 COMMENTS = r"/repos/octo/app/issues/\d+/comments$"
-XFAIL_STATUS_RACE = pytest.mark.xfail(strict=True, reason=(
-    "upsert_status_comment (ci_agent/forge/github.py) lists the comments, then creates one when "
-    "none is ours: two jobs that both list before either creates post two status comments (the "
-    "second job writes one because runner.py's 'waiting for its CI run' branch finds none yet)"))
-SCHEDULES: list[Any] = ["both_ask", "after_push", "after_pr",
-             pytest.param("status_race", marks=XFAIL_STATUS_RACE)]
+# status_race: both jobs create a status comment at once; the later one must give way
+# (86f1915: it deletes its own and edits the older one).
+SCHEDULES: list[Any] = ["both_ask", "after_push", "after_pr", "status_race"]
 OFFSETS = [f"offset_{i}" for i in range(repeats())]
 
 
@@ -67,10 +65,6 @@ def start(world: World, ci: CiRun, label: str, **kwargs: Any) -> Proc:
     with prepared(world):
         job = world.job_after_ci(ci, **kwargs)
     return spawn(label, job.variables, job.workspace, ["fix", "--github"])
-
-
-def offset_of(schedule: str) -> float:
-    return 0.3 * int(schedule.removeprefix("offset_")) if schedule.startswith("offset_") else 0.0
 
 
 def race(world: World, schedule: str, first: Callable[[], Proc], second: Callable[[], Proc],
@@ -105,7 +99,7 @@ def race(world: World, schedule: str, first: Callable[[], Proc], second: Callabl
         wait_until(lambda: bool(world.pulls_from(FIX_BRANCH)) or a.done)
         b = second()
     else:
-        wait_until(lambda: a.done, offset_of(schedule))
+        wait_until(lambda: a.done, offset_s(schedule))
         b = second()
     return [a.wait(), b.wait()]
 
@@ -183,7 +177,7 @@ def test_a_job_racing_a_person_on_the_fix_branch(world: World, schedule: str) ->
     else:
         answer(world, "floor", "fix")
         job = start(world, red, "job")
-        wait_until(lambda: job.done, offset_of(schedule) + 2.0)
+        wait_until(lambda: job.done, offset_s(schedule))
         pushed.append(person_pushes(world))
     result = job.wait()
 

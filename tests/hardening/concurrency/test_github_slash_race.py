@@ -22,6 +22,7 @@ from tests.hardening.concurrency.races import (
     RefLog,
     hold_answers,
     model_asks,
+    offset_s,
     prepared,
     repeats,
     spawn,
@@ -68,7 +69,7 @@ def test_one_comment_two_command_jobs(world: CommandWorld, schedule: str) -> Non
     if schedule == "after_claim":
         wait_until(lambda: choreo.count("POST", REACTIONS) >= 1 or a.done)
     elif schedule.startswith("offset_"):
-        wait_until(lambda: a.done, 0.3 * int(schedule.removeprefix("offset_")))
+        wait_until(lambda: a.done, offset_s(schedule))
     b = start(world, number, comment, "B")
     results = [a.wait(), b.wait()]
 

@@ -24,6 +24,7 @@ from tests.hardening.concurrency.races import (
     RefLog,
     hold_answers,
     model_asks,
+    offset_s,
     prepared,
     repeats,
     spawn,
@@ -35,11 +36,7 @@ __all__ = ["anthropic_fake", "forge_waits", "make_world", "world"]
 
 MRS = r"/merge_requests$"
 NOTES = r"/merge_requests/\d+/notes$"
-XFAIL_NOTE_RACE = pytest.mark.xfail(strict=True, reason=(
-    "upsert_status_comment (ci_agent/forge/gitlab.py) lists the notes, then creates one when none "
-    "is ours: two jobs that both list before either creates post two status notes"))
-SCHEDULES: list[Any] = ["both_ask", "after_push", "after_mr",
-                        pytest.param("status_race", marks=XFAIL_NOTE_RACE)]
+SCHEDULES: list[Any] = ["both_ask", "after_push", "after_mr", "status_race"]
 OFFSETS = [f"offset_{i}" for i in range(repeats())]
 _people = itertools.count(1)
 
@@ -87,7 +84,7 @@ def race(world: World, schedule: str, first: Callable[[], Proc], second: Callabl
         wait_until(lambda: bool(world.mrs_from(FIX_BRANCH)) or a.done)
         b = second()
     else:
-        wait_until(lambda: a.done, 0.3 * int(schedule.removeprefix("offset_")))
+        wait_until(lambda: a.done, offset_s(schedule))
         b = second()
     return [a.wait(), b.wait()]
 
@@ -158,7 +155,7 @@ def test_a_job_racing_a_person_on_the_fix_branch(world: World, schedule: str) ->
         wait_until(lambda: len(world.api.message_requests) >= 2 or job.done)
     else:
         job = start(world, red, "job", 80201)
-        wait_until(lambda: job.done, 0.3 * int(schedule.removeprefix("offset_")) + 2.0)
+        wait_until(lambda: job.done, offset_s(schedule))
     pushed.append(person_pushes(world))
     result = job.wait()
 

@@ -16,7 +16,16 @@ from tests.gitlab_scenarios.conftest import anthropic_fake, forge_waits, make_wo
 from tests.gitlab_scenarios.harness import World
 from tests.gitlab_scenarios.steps import answer
 from tests.hardening.concurrency.checks import Forge, check_race
-from tests.hardening.concurrency.races import Choreo, Proc, RefLog, prepared, repeats, spawn, wait_until
+from tests.hardening.concurrency.races import (
+    Choreo,
+    Proc,
+    RefLog,
+    offset_s,
+    prepared,
+    repeats,
+    spawn,
+    wait_until,
+)
 
 __all__ = ["anthropic_fake", "forge_waits", "make_world", "world"]
 
@@ -63,7 +72,7 @@ def test_one_note_two_command_jobs(world: World, schedule: str) -> None:
 
     a = first()
     if schedule.startswith("offset_"):
-        wait_until(lambda: a.done, 0.3 * int(schedule.removeprefix("offset_")))
+        wait_until(lambda: a.done, offset_s(schedule))
     b = second()
     results = [a.wait(), b.wait()]
 
