@@ -57,7 +57,7 @@ def check_race(forge: Forge, reflog: RefLog, results: Sequence[JobResult], *, ba
     `won` the outcomes of a job that did the work, `exits` the exit codes a job may end with."""
     verdict = "ok"
     try:
-        _check(forge, reflog, results, base, attempts, keep, set(won), set(exits))
+        facts["marker_runs"] = _check(forge, reflog, results, base, attempts, keep, set(won), set(exits))
     except AssertionError as error:
         verdict = f"violated: {str(error).splitlines()[0][:160]}"
         raise
@@ -66,7 +66,8 @@ def check_race(forge: Forge, reflog: RefLog, results: Sequence[JobResult], *, ba
 
 
 def _check(forge: Forge, reflog: RefLog, results: Sequence[JobResult], base: str, attempts: list[str],
-           keep: Sequence[str], won: set[str], exits: set[int]) -> None:
+           keep: Sequence[str], won: set[str], exits: set[int]) -> dict[str, str]:
+    """The checks; returns the marker's record of the runs it handled (for the figure)."""
     every = "\n\n".join(map(str, results))
     for result in results:
         assert result.exit_code in exits, every
@@ -98,3 +99,4 @@ def _check(forge: Forge, reflog: RefLog, results: Sequence[JobResult], base: str
     assert budget.consecutive_failures == since_person, (budget, attempts)
     claimed = {v.removeprefix("attempt ").strip() for v in marker.runs.values() if v.startswith("attempt ")}
     assert claimed <= set(ours), f"the marker counts attempts {claimed} the branch does not hold {ours}"
+    return dict(marker.runs)

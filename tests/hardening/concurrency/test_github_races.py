@@ -215,3 +215,28 @@ def test_two_jobs_escalating_at_once(world: World) -> None:
                kind="github escalation", schedule="both_post", won=("escalated",), exits=(0, 3),
                model_calls=len(world.api.message_requests))
     assert len(world.api.message_requests) == 3, "no model call once the budget is spent"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the marker is read at the start of a job and written whole at its end (runner.py _status → "
+    "upsert_status_comment): job A, whose pull request creation came after job B opened it for A's "
+    "orphaned attempt (publish.orphaned records B's run), overwrites B's marker with its own "
+    "stale copy, so B's run is no longer recorded as handled and a rerun of it is not 'already "
+    "handled'"))
+def test_both_runs_stay_recorded_after_the_orphan_race(world: World) -> None:
+    """Schedule after_push (B finds A's pushed attempt without its pull request and opens it);
+    afterwards the marker must say that both failed runs were answered by attempt 1."""
+    choreo, reflog, base = setup(world)
+    tests, lint = world.ci("main"), world.ci("main")
+    answer(world, "broken", "fix")
+    answer(world, "broken", "fix")
+
+    results = race(world, "after_push", lambda: start(world, tests, "A", run_id=6401),
+                   lambda: start(world, lint, "B", run_id=6402), choreo)
+
+    check_race(forge_of(world), reflog, results, base=base, attempts=["1"], kind="github two runs",
+               schedule="after_push (marker)", model_calls=len(world.api.message_requests))
+    (number,) = forge_of(world).open_fix_requests()
+    (body,) = forge_of(world).status_bodies(number)
+    runs = (parse_marker(body) or {}).get("runs", {})
+    assert runs == {str(tests.id): "attempt 1", str(lint.id): "attempt 1"}, runs
