@@ -5,14 +5,19 @@ clone's `.git/config`, an error message, and the environment the verify command 
 
 from __future__ import annotations
 
+import base64
+import json
+import secrets
+import string
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.anthropic_fake import AnthropicFake, Fault
+from tests.fakes.anthropic_fake import AnthropicFake, Fault, message, tool_use
 from tests.hardening.secrets.canaries import (
     COMMITS,
     CONSOLE,
+    CREDENTIAL_FILES,
     ENV_API_KEY,
     ENV_CUSTOM,
     ENV_FORGE_TOKEN,
@@ -22,6 +27,7 @@ from tests.hardening.secrets.canaries import (
     LOG_TOKEN_SHAPE,
     MODEL,
     REPO_FILE,
+    SECRET_FILES,
     SUMMARY,
     VERIFY_ENV,
     Canary,
@@ -63,6 +69,35 @@ def planted_repo(tmp_path: Path, log_token: str, file_secret: str) -> SampleRepo
     return repo
 
 
+# Files the default exclude globs hide from the model (config.SECRET_GLOBS), with values no
+# redaction rule recognises (letters only, no secret-looking key): only hiding them keeps them.
+SECRET_PATHS = (".env.production", "config/secrets/prod.yml", "certs/server.key")
+
+
+def plant_secret_files(repo: SampleRepo) -> list[Canary]:
+    """Secret files committed in the failing commit (its diff is context) and on disk."""
+    return plant_files(repo, {path: "horse {}\n" for path in SECRET_PATHS})
+
+
+def plant_files(repo: SampleRepo, templates: dict[str, str]) -> list[Canary]:
+    """Each file (its template's `{}` a fresh lowercase canary) added to the failing commit."""
+    values = {path: "".join(secrets.choice(string.ascii_lowercase) for _ in range(24)) for path in templates}
+    for path, value in values.items():
+        target = repo.path / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(templates[path].format(value))
+    repo.git("add", "-f", *templates)
+    repo.git("commit", "-q", "--amend", "--no-edit")
+    return [Canary(SECRET_FILES, value) for value in values.values()]
+
+
+def ask_to_read(api: AnthropicFake, repo: SampleRepo, paths: list[str]) -> None:
+    reads = [tool_use("read_file", {"path": p}) for p in paths]
+    api.reply(lambda request: message(*reads, tool_use("list_files", {}),
+                                      tool_use("search_code", {"pattern": "horse"}), usage=model.USAGE),
+              model.submit_patch(repo.diff(PYTHON.fix), summary=FIX_SUMMARY, root_cause=ROOT_CAUSE))
+
+
 def canaries(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Canary], str, str]:
     key, token, custom = anthropic_key(), github_token(), custom_secret()
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
@@ -80,8 +115,9 @@ def test_canaries_reach_nothing_ci_agent_writes(api: AnthropicFake, tmp_path: Pa
                                                 capfd: pytest.CaptureFixture[str]) -> None:
     planted, log_token, file_secret = canaries(monkeypatch)
     repo = planted_repo(tmp_path, log_token, file_secret)
-    api.reply(model.read_file("shop/settings.py"),
-              model.submit_patch(repo.diff(PYTHON.fix), summary=FIX_SUMMARY, root_cause=ROOT_CAUSE))
+    planted += plant_secret_files(repo)
+    api.reply(model.read_file("shop/settings.py"))
+    ask_to_read(api, repo, list(SECRET_PATHS))
 
     run = fix(repo, capfd)
 
@@ -90,6 +126,8 @@ def test_canaries_reach_nothing_ci_agent_writes(api: AnthropicFake, tmp_path: Pa
     assert "deploy failed" in report and "[REDACTED" in report, "the failure arrived, redacted"
     (settings,) = model.tool_results(api.message_requests[1])
     assert "PAYMENTS_API_KEY" in model.result_text(settings), "the file arrived, redacted"
+    hidden = model.tool_results(api.message_requests[2])[:len(SECRET_PATHS)]
+    assert all(r.get("is_error") for r in hidden), "secret files answer like missing ones"
     assert branch_tip(repo, FIX_BRANCH) is not None
     places = {MODEL: request_text(api.requests), SUMMARY: run.summary,
               CONSOLE: run.stdout + run.stderr,
@@ -131,3 +169,47 @@ def test_the_verify_command_runs_without_ci_agents_own_secrets(
     ours = [c for c in planted if c.planted in (ENV_API_KEY, ENV_FORGE_TOKEN)]
     assert scan(MODE, ours, {VERIFY_ENV: read(seen)}) == []
     assert planted[2].value in read(seen), "DEPLOY_SECRET, the project's own, is still there"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the read tools and the commit-diff context match the secret exclude globs (config.SECRET_GLOBS: "
+    ".env*, *.key, **/secrets/**) case-sensitively (llm/tools.py RepoTools._excluded, "
+    "fold_case=False), while the patch policy denies the same globs case-insensitively "
+    "(patch/policy.py): `config/Secrets/prod.yml`, `.ENV`, `certs/SERVER.KEY` are sent to the model"))
+def test_secret_files_in_another_case_are_hidden_too(api: AnthropicFake, tmp_path: Path,
+                                                     capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    paths = ["config/Secrets/prod.yml", ".ENV", "certs/SERVER.KEY"]
+    planted = plant_files(repo, {path: "horse {}\n" for path in paths})
+    ask_to_read(api, repo, paths)
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    assert scan(MODE, planted, {MODEL: request_text(api.requests)}) == []
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the redactor misses credentials in two common committed-by-mistake files outside the secret "
+    "globs: `.netrc` (`password <value>`, space-separated, no `=`/`:`) and a Docker "
+    "`config.json` (`\"auth\": \"<base64 user:password>\"`, key `auth` is not an assignment word) "
+    "(ci_agent/redact.py _ASSIGN_KEY / token patterns): read_file sends them to the model as they are"))
+def test_credentials_in_netrc_and_docker_config_are_redacted(api: AnthropicFake, tmp_path: Path,
+                                                             capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    password = custom_secret()
+    auth = base64.b64encode(f"deploy:{password}".encode()).decode()
+    files = {".netrc": f"machine registry.example.com\n  login deploy\n  password {password}\n",
+             ".docker/config.json": json.dumps({"auths": {"ghcr.io": {"auth": auth}}}) + "\n"}
+    for path, text in files.items():
+        (repo.path / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo.path / path).write_text(text)
+    repo.git("add", "-f", *files)
+    repo.git("commit", "-q", "--amend", "--no-edit")
+    planted = [Canary(CREDENTIAL_FILES, password), Canary(CREDENTIAL_FILES, auth)]
+    ask_to_read(api, repo, list(files))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    assert scan(MODE, planted, {MODEL: request_text(api.requests)}) == []
