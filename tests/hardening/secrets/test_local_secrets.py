@@ -44,6 +44,7 @@ from tests.scenarios.conftest import anthropic_fake, api
 from tests.scenarios.harness import FIX_BRANCH, ROOT_CAUSE, branch_tip, fix, user_repo
 from tests.scenarios.harness import SUMMARY as FIX_SUMMARY
 from tests.scenarios.sample_repos import PYTHON, SampleRepo, git
+from tests.scenarios.sample_repos import run as run_sample
 
 __all__ = ["anthropic_fake", "api"]
 
@@ -210,6 +211,38 @@ def test_credentials_in_netrc_and_docker_config_are_redacted(api: AnthropicFake,
     ask_to_read(api, repo, list(files))
 
     run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    assert scan(MODE, planted, {MODEL: request_text(api.requests)}) == []
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "context excerpts follow a symlink inside the repository without checking its TARGET against "
+    "the secret exclude globs or `.git` (ci_agent/context.py _refusal checks only the link's own "
+    "path): `shop/notes.py -> ../.env.production`, named in a failure's frames, is shown whole to "
+    "the model (the read tools refuse the same link; the `-> ../.git/config` link is only missed "
+    "here because the worktree's `.git` is a file)"))
+def test_symlinks_to_secret_files_or_git_config_are_never_shown(
+        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """An attacker's commit adds links to a secret file and to git's config, and the failing
+    log (attacker-controlled output) names them as frames; the model also asks to read them."""
+    repo = user_repo(tmp_path, PYTHON)
+    planted = plant_files(repo, {".env.production": "horse {}\n"})
+    git_secret = custom_secret()
+    repo.git("config", "ci.note", git_secret)  # anything in .git/config (a runner's URL, say)
+    planted.append(Canary(SECRET_FILES, git_secret))
+    for link, target in (("shop/notes.py", "../.env.production"), ("shop/gitcfg.py", "../.git/config")):
+        (repo.path / link).symlink_to(target)
+    repo.git("add", "shop/notes.py", "shop/gitcfg.py")
+    repo.git("commit", "-q", "--amend", "--no-edit")
+    failed = run_sample(PYTHON.command, repo.path)
+    log = tmp_path / "build.log"
+    log.write_text((failed.stdout + failed.stderr).replace("shop/ratings.py:10: ZeroDivisionError",
+                                                           "shop/notes.py:1: in <module>\n"
+                                                           "shop/gitcfg.py:1: ZeroDivisionError"))
+    ask_to_read(api, repo, ["shop/notes.py", "shop/gitcfg.py"])
+
+    run = fix(repo, capfd, "--build-log", str(log), "--verify", PYTHON.verify, commands=False)
 
     assert run.exit_code == 0, str(run)
     assert scan(MODE, planted, {MODEL: request_text(api.requests)}) == []
