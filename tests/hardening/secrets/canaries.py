@@ -24,7 +24,9 @@ LOG_TOKEN_SHAPE = "failing log (token shape only)"
 REPO_FILE = "repo file read by read_file"
 COMMENT = "PR comment / slash instruction"
 ORIGIN_URL = "CI_JOB_TOKEN in the runner's origin URL"
-SECRET_FILES = "secret files (.env, secrets/, *.key)"
+SECRET_FILES = "secret files (.env*, secrets/, *.key)"
+SECRET_FILES_CASE = "secret files, other case (.ENV, Secrets/, *.KEY)"
+SECRET_LINK = "in-repo symlink to a secret file"
 CREDENTIAL_FILES = "credential files (.netrc, docker config.json)"
 
 # Columns: where it was looked for.
@@ -40,7 +42,7 @@ COMMITS = "pushed commits (messages + diffs)"
 VERIFY_ENV = "verify command's environment"
 
 ROWS = (ENV_API_KEY, ENV_FORGE_TOKEN, ENV_CUSTOM, LOG_ENV_VALUE, LOG_TOKEN_SHAPE, REPO_FILE, SECRET_FILES,
-        CREDENTIAL_FILES, COMMENT, ORIGIN_URL)
+        SECRET_FILES_CASE, SECRET_LINK, CREDENTIAL_FILES, COMMENT, ORIGIN_URL)
 COLUMNS = (MODEL, FORGE, SUMMARY, ANNOTATIONS, OUTPUTS, CONSOLE, GIT_CONFIG, ERRORS, COMMITS, VERIFY_ENV)
 
 # A failing test that prints a custom secret and a registry token from its environment into the

@@ -28,6 +28,8 @@ from tests.hardening.secrets.canaries import (
     MODEL,
     REPO_FILE,
     SECRET_FILES,
+    SECRET_FILES_CASE,
+    SECRET_LINK,
     SUMMARY,
     VERIFY_ENV,
     Canary,
@@ -80,7 +82,7 @@ def plant_secret_files(repo: SampleRepo) -> list[Canary]:
     return plant_files(repo, {path: "horse {}\n" for path in SECRET_PATHS})
 
 
-def plant_files(repo: SampleRepo, templates: dict[str, str]) -> list[Canary]:
+def plant_files(repo: SampleRepo, templates: dict[str, str], row: str = SECRET_FILES) -> list[Canary]:
     """Each file (its template's `{}` a fresh lowercase canary) added to the failing commit."""
     values = {path: "".join(secrets.choice(string.ascii_lowercase) for _ in range(24)) for path in templates}
     for path, value in values.items():
@@ -89,7 +91,7 @@ def plant_files(repo: SampleRepo, templates: dict[str, str]) -> list[Canary]:
         target.write_text(templates[path].format(value))
     repo.git("add", "-f", *templates)
     repo.git("commit", "-q", "--amend", "--no-edit")
-    return [Canary(SECRET_FILES, value) for value in values.values()]
+    return [Canary(row, value) for value in values.values()]
 
 
 def ask_to_read(api: AnthropicFake, repo: SampleRepo, paths: list[str]) -> None:
@@ -181,7 +183,7 @@ def test_secret_files_in_another_case_are_hidden_too(api: AnthropicFake, tmp_pat
                                                      capfd: pytest.CaptureFixture[str]) -> None:
     repo = user_repo(tmp_path, PYTHON)
     paths = ["config/Secrets/prod.yml", ".ENV", "certs/SERVER.KEY"]
-    planted = plant_files(repo, {path: "horse {}\n" for path in paths})
+    planted = plant_files(repo, {path: "horse {}\n" for path in paths}, SECRET_FILES_CASE)
     ask_to_read(api, repo, paths)
 
     run = fix(repo, capfd)
@@ -227,10 +229,10 @@ def test_symlinks_to_secret_files_or_git_config_are_never_shown(
     """An attacker's commit adds links to a secret file and to git's config, and the failing
     log (attacker-controlled output) names them as frames; the model also asks to read them."""
     repo = user_repo(tmp_path, PYTHON)
-    planted = plant_files(repo, {".env.production": "horse {}\n"})
+    planted = plant_files(repo, {".env.production": "horse {}\n"}, SECRET_LINK)
     git_secret = custom_secret()
     repo.git("config", "ci.note", git_secret)  # anything in .git/config (a runner's URL, say)
-    planted.append(Canary(SECRET_FILES, git_secret))
+    planted.append(Canary(SECRET_LINK, git_secret))
     for link, target in (("shop/notes.py", "../.env.production"), ("shop/gitcfg.py", "../.git/config")):
         (repo.path / link).symlink_to(target)
     repo.git("add", "shop/notes.py", "shop/gitcfg.py")
