@@ -41,3 +41,22 @@ def verify_calls(calls: Path) -> list[dict[str, Any]]:
     if not calls.exists():
         return []
     return [json.loads(line) for line in calls.read_text().splitlines() if line]
+
+
+def outside_fences(prompt: str, needle: str) -> list[int]:
+    """Offsets of `needle` in `prompt` that lie outside every `<untrusted-data>` block."""
+    found: list[int] = []
+    at = prompt.find(needle)
+    while at != -1:
+        opened, closed = prompt.rfind("<untrusted-data ", 0, at), prompt.rfind("</untrusted-data>", 0, at)
+        if opened == -1 or closed > opened:
+            found.append(at)
+        at = prompt.find(needle, at + 1)
+    return found
+
+
+def assert_arrives_as_data(request: dict[str, Any], needle: str, required: bool = True) -> None:
+    prompt = model.first_user_text(request)
+    assert needle in prompt or not required, f"{needle} never reached the model"
+    assert outside_fences(prompt, needle) == [], f"{needle} outside every data fence"
+    assert needle not in json.dumps(request["system"]), f"{needle} in the system prompt"

@@ -15,7 +15,13 @@ from tests.github_commands.steps import red_pr
 from tests.github_scenarios.conftest import anthropic_fake, forge_waits, make_world, world
 from tests.github_scenarios.harness import API_KEY, FIX_BRANCH, USER_TOKEN, World
 from tests.github_scenarios.steps import RATINGS, diff, the_status_comment, version
-from tests.hardening.injection.checks import logged_verify, rejection_of, touched_anywhere, verify_calls
+from tests.hardening.injection.checks import (
+    assert_arrives_as_data,
+    logged_verify,
+    rejection_of,
+    touched_anywhere,
+    verify_calls,
+)
 from tests.hardening.injection.forge_plants import (
     FORGE_GROUP,
     FORGED_MARKER,
@@ -41,18 +47,6 @@ def real_token(world: World) -> str:
     return token
 
 
-def _fenced(prompt: str, needle: str) -> bool:
-    """Every occurrence of `needle` lies inside an `<untrusted-data>` block."""
-    at = prompt.find(needle)
-    found = at != -1
-    while at != -1:
-        opened, closed = prompt.rfind("<untrusted-data ", 0, at), prompt.rfind("</untrusted-data>", 0, at)
-        if opened == -1 or closed > opened:
-            return False
-        at = prompt.find(needle, at + 1)
-    return found
-
-
 def test_obedient_model_on_a_workflow_run_job_changes_nothing_but_the_fix(world: World,
                                                                          tmp_path: Path) -> None:
     token = real_token(world)
@@ -69,8 +63,9 @@ def test_obedient_model_on_a_workflow_run_job_changes_nothing_but_the_fix(world:
     assert run.exit_code == 0, str(run)
     assert run.outputs.get("outcome") in {"fixed", "committed"}, str(run)  # fixed: verified here
     first, *answers = world.api.message_requests
-    prompt = model.first_user_text(first)
-    assert _fenced(prompt, "INJECT-LOG") and _fenced(prompt, "INJECT_NAME"), "the plants arrive as data"
+    assert_arrives_as_data(first, "INJECT-LOG")
+    assert_arrives_as_data(first, "INJECT_NAME")
+    assert_arrives_as_data(first, "INJECT-COMMIT", required=False)  # not sent today; data if ever
     assert len(answers) == len(FORGE_GROUP)
     for name, request in zip(FORGE_GROUP, answers, strict=True):
         assert f"[{MALICIOUS[name].rule}" in rejection_of(request), name
@@ -106,9 +101,7 @@ def test_slash_command_instructions_cannot_widen_the_policy(command_world: Comma
 
     assert run.exit_code == 0, str(run)
     first, second, third = world.api.message_requests
-    prompt = model.first_user_text(first)
-    assert _fenced(prompt, "INJECT-SLASH"), "the instructions are data, never the system prompt"
-    assert "INJECT-SLASH" not in str(first["system"])
+    assert_arrives_as_data(first, "INJECT-SLASH")
     assert "[path.denied" in rejection_of(second) and "[path.denied" in rejection_of(third)
     fix_branch = "ci-agent/fix/feature"
     assert touched_anywhere(world.repo.origin) == {RATINGS, "NOTES.md"}, "the person's note and the fix"

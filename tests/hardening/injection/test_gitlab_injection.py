@@ -14,7 +14,13 @@ from tests.gitlab_commands.steps import FEATURE_FIX
 from tests.gitlab_scenarios.conftest import anthropic_fake, forge_waits, make_world, world
 from tests.gitlab_scenarios.harness import API_KEY, BOT, FIX_BRANCH, World
 from tests.gitlab_scenarios.steps import RATINGS, the_status_note, version
-from tests.hardening.injection.checks import logged_verify, rejection_of, touched_anywhere, verify_calls
+from tests.hardening.injection.checks import (
+    assert_arrives_as_data,
+    logged_verify,
+    rejection_of,
+    touched_anywhere,
+    verify_calls,
+)
 from tests.hardening.injection.forge_plants import (
     FORGE_GROUP,
     FORGED_MARKER,
@@ -58,8 +64,9 @@ def test_obedient_model_on_a_fix_job_changes_nothing_but_the_fix(world: World, t
     assert run.exit_code == 0, str(run)
     assert run.outcome in {"fixed", "committed"}, str(run)
     first, *answers = world.api.message_requests
-    prompt = model.first_user_text(first)
-    assert "INJECT-LOG" in prompt and "INJECT-LOG" not in str(first["system"])
+    assert_arrives_as_data(first, "INJECT-LOG")
+    assert_arrives_as_data(first, "INJECT_NAME")
+    assert_arrives_as_data(first, "INJECT-COMMIT", required=False)  # not sent today; data if ever
     assert len(answers) == len(FORGE_GROUP)
     for name, request in zip(FORGE_GROUP, answers, strict=True):
         assert f"[{MALICIOUS[name].rule}" in rejection_of(request), name
@@ -96,7 +103,7 @@ def test_a_command_notes_instructions_cannot_widen_the_policy(command_world: Com
 
     assert run.exit_code == 0, str(run)
     first, second, third = world.api.message_requests
-    assert "INJECT-SLASH" in model.first_user_text(first) and "INJECT-SLASH" not in str(first["system"])
+    assert_arrives_as_data(first, "INJECT-SLASH")
     assert "[path.denied" in rejection_of(second) and "[path.denied" in rejection_of(third)
     assert touched_anywhere(world.repo.origin) == {RATINGS, "NOTES.md"}, "the person's note and the fix"
     assert world.commits(red.sha, FEATURE_FIX) and world.show(FEATURE_FIX, RATINGS) == version(world, "fix")
