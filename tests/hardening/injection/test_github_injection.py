@@ -6,8 +6,11 @@ nothing named in the injection runs (verify is the configured command, run as co
 
 from __future__ import annotations
 
+import difflib
 import secrets
 from pathlib import Path
+
+import pytest
 
 from tests.github_commands.conftest import world as command_world
 from tests.github_commands.harness import CommandWorld
@@ -37,6 +40,12 @@ from tests.scenarios.harness import ROOT_CAUSE, SUMMARY
 from tests.scenarios.sample_repos import git
 
 __all__ = ["anthropic_fake", "command_world", "forge_waits", "make_world", "world"]
+
+
+def diff_of(path: str, before: str, after: str) -> str:
+    """A model's unified diff of `path` (3 lines of context)."""
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        f"a/{path}", f"b/{path}", n=3))
 
 
 def real_token(world: World) -> str:
@@ -170,3 +179,27 @@ def test_prose_that_targets_our_outputs_stays_text(world: World) -> None:
     status = the_status_comment(world, world.fix_pull()["number"])["body"]
     assert status.count("<!-- ci-agent:v1") == 1 and status.startswith("<!-- ci-agent:v1"), status[:300]
     assert FORGED_MARKER not in world.all_github_text(), "a forged marker reached GitHub intact"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "with the `config` input naming another file (`.github/ci-agent.yml`), only `.ci-agent.yml` is denied "
+    "(patch/policy.py _glob_rejections: CONFIG_FILE constant): an obedient model's patch to the "
+    "configuration ci-agent actually reads is committed and pushed, and a later job on the fix "
+    "branch would read the widened policy from its checkout (fixcycle/runner.py cycle_settings)"))
+def test_the_configuration_the_input_names_is_denied_like_the_default_one(world: World) -> None:
+    world.human_commit("main", ".github/ci-agent.yml", text="patch:\n  max_files: 3\n",
+                       message="ci-agent config")
+    red = world.ci("main")
+    world.inputs.update(github_token=real_token(world), config=".github/ci-agent.yml")
+    widen = diff_of(".github/ci-agent.yml", "patch:\n  max_files: 3\n",
+                    "patch:\n  max_files: 3\n  use_default_deny: false\n")
+    world.api.reply(model.submit_patch(fix_diff(world.repo) + widen, summary=SUMMARY,
+                                       root_cause=f"{ROOT_CAUSE} .github/ci-agent.yml limits the fix."),
+                    model.submit_patch(fix_diff(world.repo), summary=SUMMARY, root_cause=ROOT_CAUSE))
+
+    run = world.after_ci(red)
+
+    assert run.exit_code == 0, str(run)
+    assert touched_anywhere(world.repo.origin) == {RATINGS}, "the configuration file was pushed"
+    _, second = world.api.message_requests
+    assert "[path.denied" in rejection_of(second)
