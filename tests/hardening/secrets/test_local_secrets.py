@@ -175,10 +175,10 @@ def test_the_verify_command_runs_without_ci_agents_own_secrets(
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "the read tools and the commit-diff context match the secret exclude globs (config.SECRET_GLOBS: "
-    ".env*, *.key, **/secrets/**) case-sensitively (llm/tools.py RepoTools._excluded, "
-    "fold_case=False), while the patch policy denies the same globs case-insensitively "
-    "(patch/policy.py): `config/Secrets/prod.yml`, `.ENV`, `certs/SERVER.KEY` are sent to the model"))
+    "the read tools match the secret exclude globs (config.SECRET_GLOBS: .env*, *.key, "
+    "**/secrets/**) case-sensitively (llm/tools.py RepoTools._excluded, fold_case=False), while "
+    "the patch policy, the context excerpts and the commit diff fold case: read_file / list_files "
+    "/ search_code hand `config/Secrets/prod.yml`, `.ENV`, `certs/SERVER.KEY` to the model"))
 def test_secret_files_in_another_case_are_hidden_too(api: AnthropicFake, tmp_path: Path,
                                                      capfd: pytest.CaptureFixture[str]) -> None:
     repo = user_repo(tmp_path, PYTHON)
