@@ -14,6 +14,8 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+_WON = ("committed", "fixed", "escalated")
+
 
 def table(lines: list[dict[str, object]]) -> str:
     by_kind: dict[str, list[dict[str, object]]] = defaultdict(list)
@@ -30,7 +32,8 @@ def table(lines: list[dict[str, object]]) -> str:
         for race in races:
             jobs = race["jobs"]
             assert isinstance(jobs, list)
-            said = sorted((f"{j['outcome'] or '-'} ({j['exit']})" for j in jobs), reverse=True)
+            said = sorted((f"{j['outcome'] or '-'} ({j['exit']})" for j in jobs),
+                          key=lambda s: (not s.startswith(_WON), s))  # the winner first
             outcomes[" / ".join(said)] += 1
         held = sum(1 for r in races if r["verdict"] == "ok")
         bad = Counter(str(r["verdict"]).removeprefix("violated: ") for r in races if r["verdict"] != "ok")
