@@ -205,6 +205,9 @@ class Trigger:
     fork: bool = False
     refused: str = ""
     skipped: str = ""
+    # the run's commit is one of our attempts (its message carries the trailer): a green run of
+    # it matters in modes push/propose, where attempts live on the failing branch itself
+    attempt_commit: bool = False
 
     @property
     def on_fix_branch(self) -> bool:
@@ -267,8 +270,17 @@ def _workflow_run(ctx: GitHubContext) -> Trigger:
     found = Trigger("workflow_run", _text(run.get("head_branch")), _text(run.get("head_sha")),
                     _text(run.get("id")), _text(run.get("run_attempt")) or "1",
                     _text(run.get("conclusion")), number if isinstance(number, int) else None,
-                    actor, fork)
+                    actor, fork,
+                    attempt_commit=is_attempt_message(_text(_get(run, "head_commit", "message"))))
     return judge(found, head_repo)
+
+
+ATTEMPT_TRAILER = "CI-Agent-Attempt:"
+
+
+def is_attempt_message(message: str) -> bool:
+    """A commit message with our attempt trailer (a line starting `CI-Agent-Attempt:`)."""
+    return any(line.startswith(ATTEMPT_TRAILER) for line in message.splitlines())
 
 
 def judge(found: Trigger, head_repo: str) -> Trigger:
@@ -280,7 +292,7 @@ def judge(found: Trigger, head_repo: str) -> Trigger:
     if found.branch.startswith("ci-agent/") and not found.on_fix_branch:
         return replace(found, skipped=f"{found.branch} is a ci-agent branch; ci-agent never fixes "
                        "its own branches")
-    if found.kind != "inline" and not found.failed and not found.on_fix_branch:
+    if found.kind != "inline" and not found.failed and not found.on_fix_branch and not found.attempt_commit:
         return replace(found, skipped=f"the run concluded {found.conclusion or 'without a conclusion'}"
                        "; there is nothing to fix")
     return found

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ci_agent.cienv import FORK_REFUSAL, ActionInputs, Trigger, action_inputs, judge
+from ci_agent.cienv import FORK_REFUSAL, ActionInputs, Trigger, action_inputs, is_attempt_message, judge
 from ci_agent.errors import UsageError
 
 GITLAB_INPUT_PREFIX = "CI_AGENT_INPUT_"
@@ -60,6 +60,7 @@ class GitLabContext:
     job_name: str = ""
     job_token: str = ""
     ref_protected: bool = False
+    commit_message: str = ""
 
 
 def in_gitlab_ci(env: Mapping[str, str]) -> bool:
@@ -92,6 +93,7 @@ def gitlab_context(env: Mapping[str, str]) -> GitLabContext:
         project_dir=Path(env.get("CI_PROJECT_DIR", "") or "."), user_login=env.get("GITLAB_USER_LOGIN", ""),
         job_name=env.get("CI_JOB_NAME", ""),
         job_token=env.get("CI_JOB_TOKEN", ""), ref_protected=env.get("CI_COMMIT_REF_PROTECTED") == "true",
+        commit_message=env.get("CI_COMMIT_MESSAGE", ""),
     )
 
 
@@ -103,7 +105,8 @@ def gitlab_trigger(ctx: GitLabContext) -> Trigger:
     iid = ctx.mr_iid
     number = int(iid) if iid.isascii() and iid.isdigit() and len(iid) <= 18 else None
     found = Trigger("pipeline", branch, ctx.sha, ctx.pipeline_id, "1",
-                    "failure" if ctx.trigger == "on_failure" else "success", number, ctx.user_login, fork)
+                    "failure" if ctx.trigger == "on_failure" else "success", number, ctx.user_login, fork,
+                    attempt_commit=is_attempt_message(ctx.commit_message))
     if fork:
         return replace(found, refused=FORK_REFUSAL.format(fork=f"project {ctx.mr_source_project_id}"))
     return judge(found, "")

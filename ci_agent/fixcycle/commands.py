@@ -120,8 +120,13 @@ def _answer(ctx: _Context, headline: str, lines: list[str], budget: Budget | Non
         ctx.forge.upsert_status_comment(number, ctx.marker.to_json(), body)
 
 
-def _budget(ctx: _Context) -> Budget:
-    repo = repo_root(ctx.platform.workspace)
+def _budget(ctx: _Context) -> Budget | None:
+    """The budget from the fix branch and the marker; None without a checkout (a fork's PR is
+    never checked out): the answer then leaves the budget line out."""
+    try:
+        repo = repo_root(ctx.platform.workspace)
+    except UsageError:
+        return None
     chain = read_chain(repo, fetch_fix_branch(repo, ctx.fix_branch))
     return assess(events(chain, ctx.marker), ctx.inputs.max_attempts)
 

@@ -135,7 +135,7 @@ class GitLabPlatform:
 def own_job_prefix(job_name: str) -> str:
     """`ci-agent` for the job `ci-agent-fix` (the include's `job_prefix` input): the jobs of the
     include share it, so their failures are never taken for the project's."""
-    for suffix in ("-fix", "-success"):
+    for suffix in ("-fix", "-success", "-command", "-poll"):
         if job_name.endswith(suffix):
             return job_name[: -len(suffix)]
     return ""

@@ -160,8 +160,13 @@ class _Runner:
                 return Result("skipped", ExitCode.OK, f"{fix_branch} has no open fix "
                               f"{self.words.change_request}, so the branch it fixes is unknown; "
                               "nothing to do", fix_branch)
-        if pr is not None and texts.PAUSED_LABEL in pr.labels and not self.command:
-            return Result("skipped", ExitCode.OK, f"{self.words.ref(pr.number)} is labelled "
+        paused = pr if pr is not None and texts.PAUSED_LABEL in pr.labels else None
+        if paused is None and not trig.on_fix_branch and not self.command:
+            # `/ci-agent stop` on the person's change request, before any fix one exists
+            own = forge.find_change_request(trig.branch)
+            paused = own if own is not None and texts.PAUSED_LABEL in own.labels else None
+        if paused is not None and not self.command:
+            return Result("skipped", ExitCode.OK, f"{self.words.ref(paused.number)} is labelled "
                           f"{texts.PAUSED_LABEL}; no automatic attempts", fix_branch, pr=pr)
         if fix_branch == forge.default_branch() or (forge.protected(fix_branch)
                                                     and not self.platform.protected_fix_branch_ok):
@@ -200,7 +205,7 @@ class _Runner:
             return self._result(cycle, "skipped", ExitCode.OK,
                                 f"run {trig.run_id} was already handled ({cycle.marker.runs[trig.run_id]}); "
                                 "a rerun changes nothing")
-        if trig.kind != "inline" and trig.on_fix_branch and not trig.failed:
+        if trig.kind != "inline" and self.observing and not trig.failed:
             return self._observed(cycle, chain, green=True, collected=None)
         sources = self.platform.sources(cycle.forge, trig, self.inputs, tmp)
         self.notes = sources.notes
@@ -230,6 +235,8 @@ class _Runner:
                 return orphaned(self, cycle, chain, tip, collected)
             waiting = (f"attempt {tip.attempt.number} on {cycle.fix_branch} is waiting for its CI "
                        f"{self.words.run}; no new attempt")
+            if cycle.pr is not None and texts.LABEL not in cycle.pr.labels and not self.inputs.dry_run:
+                cycle.forge.add_labels(cycle.pr.number, [texts.LABEL])  # the job stopped before it
             if cycle.pr is not None and cycle.forge.read_status_state(cycle.pr.number) is None:
                 # the job that pushed it stopped before writing the status comment: write it now
                 budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
@@ -259,10 +266,11 @@ class _Runner:
         forge = cycle.forge
         pr = cycle.pr
         if pr is not None and not self.inputs.dry_run:
-            pr = forge.update_change_request(pr.number, draft=False)
+            if not self.in_place:  # a person's own change request keeps its draft state
+                pr = forge.update_change_request(pr.number, draft=False)
             forge.remove_label(pr.number, texts.ESCALATED_LABEL)
-        message = (f"CI is green on {cycle.fix_branch} at {self.trig.sha[:12] or 'its tip'}"
-                   + (f"; the {self.words.change_request} is ready for review" if pr else ""))
+        ready = f"; the {self.words.change_request} is ready for review" if pr and not self.in_place else ""
+        message = f"CI is green on {cycle.fix_branch} at {self.trig.sha[:12] or 'its tip'}{ready}"
         budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
         self._status(cycle, pr, "fixed: CI is green on the fix branch", budget, [message])
         return self._result(cycle, "fixed", ExitCode.OK, message, pr=pr)
@@ -284,7 +292,7 @@ class _Runner:
 
     def _attempt(self, cycle: Cycle, chain: list[Any], collected: Collected, sources: Sources) -> Result:
         budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
-        if budget.exhausted:  # before any model call
+        if budget.exhausted and not self.explain:  # before any model call; explaining changes no code
             return self._escalate(cycle, budget, collected)
         from ci_agent.attempt import run_fix
         from ci_agent.fixcycle.engine import make_plan, make_seams, tried_from

@@ -97,27 +97,36 @@ def _save(repo: Path, paths: Iterable[str]) -> tuple[list[_Saved], set[str]]:
 
 def _restore(repo: Path, saved: list[_Saved], existing_dirs: set[str]) -> None:
     for item in saved:
-        full = repo / item.path
-        if item.data is None:  # it did not exist: remove what the failed apply created
-            if full.is_dir() and not full.is_symlink():
-                shutil.rmtree(full)
-            elif full.exists() or full.is_symlink():
-                full.unlink()
-            for parent in Path(item.path).parents:
-                if parent.as_posix() not in existing_dirs and (repo / parent).is_dir():
-                    try:
-                        (repo / parent).rmdir()
-                    except OSError:
-                        break
-        else:
-            if full.is_symlink() or full.is_dir():
-                full.unlink() if full.is_symlink() else shutil.rmtree(full)
-            full.parent.mkdir(parents=True, exist_ok=True)
-            full.write_bytes(item.data)
-            os.chmod(full, item.mode & 0o7777)
-            # Same bytes but a new mtime would make the restored index entry look stale, and
-            # `git apply --index` refuses a file whose stat data does not match the index.
-            os.utime(full, ns=item.times_ns)
+        try:
+            _restore_one(repo, item, existing_dirs)
+        except OSError as error:
+            if item.data is not None:  # a file we must put back: that is a real failure
+                raise ApplyError(f"could not restore {item.path}: {error.strerror or error}") from error
+            # a file that did not exist and whose name the file system refuses was never created
+
+
+def _restore_one(repo: Path, item: _Saved, existing_dirs: set[str]) -> None:
+    full = repo / item.path
+    if item.data is None:  # it did not exist: remove what the failed apply created
+        if full.is_dir() and not full.is_symlink():
+            shutil.rmtree(full)
+        elif full.exists() or full.is_symlink():
+            full.unlink()
+        for parent in Path(item.path).parents:
+            if parent.as_posix() not in existing_dirs and (repo / parent).is_dir():
+                try:
+                    (repo / parent).rmdir()
+                except OSError:
+                    break
+    else:
+        if full.is_symlink() or full.is_dir():
+            full.unlink() if full.is_symlink() else shutil.rmtree(full)
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_bytes(item.data)
+        os.chmod(full, item.mode & 0o7777)
+        # Same bytes but a new mtime would make the restored index entry look stale, and
+        # `git apply --index` refuses a file whose stat data does not match the index.
+        os.utime(full, ns=item.times_ns)
 
 
 _ERROR_LINE = re.compile(r"^(error|fatal|warning): ", re.M)

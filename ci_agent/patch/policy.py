@@ -37,6 +37,10 @@ _WHY_DENIED = {
 }
 
 
+_MAX_SEGMENT_BYTES = 255  # NAME_MAX on Linux, macOS and Windows file systems
+_MAX_PATH_BYTES = 4096  # PATH_MAX on Linux
+
+
 def glob_match(path: str, glob: str, *, fold_case: bool) -> bool:
     if fold_case:
         path, glob = path.casefold(), glob.casefold()
@@ -85,6 +89,11 @@ def path_rejections(path: str) -> list[Rejection]:
     if any(s in ("", ".") for s in segments):
         return [Rejection("path.invalid", path, f"`{path}` has an empty or `.` segment. Write the "
                           "file's plain path from the repository root, e.g. `src/App/Program.cs`.")]
+    if any(len(s.encode("utf-8", "surrogatepass")) > _MAX_SEGMENT_BYTES for s in segments) \
+            or len(path.encode("utf-8", "surrogatepass")) > _MAX_PATH_BYTES:
+        return [Rejection("path.too_long", path, f"`{path[:80]}...` is longer than file systems allow "
+                          f"({_MAX_SEGMENT_BYTES} bytes per name, {_MAX_PATH_BYTES} per path). Use "
+                          "the file's real path.")]
     if any(_is_git_dir_name(s) for s in segments):
         return [Rejection("path.git_dir", path, f"`{path}` is inside a `.git` directory, which holds "
                           "git's own data, configuration and hooks. Change the project's source "
@@ -98,7 +107,12 @@ def _symlink_rejections(path: str, repo: Path) -> list[Rejection]:
     parts = path.split("/")
     for depth in range(1, len(parts) + 1):
         here = repo.joinpath(*parts[:depth])
-        if not here.is_symlink():
+        try:
+            linked = here.is_symlink()
+        except OSError as error:  # a name the file system refuses (too long, ...)
+            return [Rejection("path.invalid", path, f"`{path[:80]}` cannot be a file here "
+                              f"({error.strerror or error}). Use the file's real path.")]
+        if not linked:
             continue
         target = Path(os.path.realpath(here))
         inside = target == root or root in target.parents

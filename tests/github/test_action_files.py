@@ -137,13 +137,15 @@ def test_the_workflow_run_reason_holds_no_fork_code_is_checked_out_or_run() -> N
     workflow = _load(ON_FAILURE)
     assert _on(workflow)["workflow_run"]["types"] == ["completed"]
     (job,) = workflow["jobs"].values()
-    # Failed runs, and green runs of our own fix branches (to close the cycle). A fork can name a
-    # branch `ci-agent/fix/x` too: the checkout condition below and ci-agent's own fork refusal
-    # (from the payload, before anything else) are what keep its code out.
+    # Failed runs, and green runs of our own fix branches or attempt commits (to close the
+    # cycle). A fork can name a branch `ci-agent/fix/x` or write our trailer too: the checkout
+    # condition below and ci-agent's own fork refusal (from the payload, before anything else)
+    # are what keep its code out.
     assert " ".join(job["if"].split()) == (
         "github.event.workflow_run.conclusion == 'failure' || "
         "(github.event.workflow_run.conclusion == 'success' && "
-        "startsWith(github.event.workflow_run.head_branch, 'ci-agent/fix/'))"
+        "(startsWith(github.event.workflow_run.head_branch, 'ci-agent/fix/') || "
+        "contains(github.event.workflow_run.head_commit.message, 'CI-Agent-Attempt:')))"
     )
     checkouts = [s for _, s in _steps(workflow) if str(s.get("uses", "")).startswith("actions/checkout@")]
     assert checkouts

@@ -80,11 +80,6 @@ def _escalated(world: CommandWorld) -> tuple[int, int]:
     return number, fix_pr["number"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ci_agent/fixcycle/runner.py _Runner._attempt returns _escalate when budget.exhausted before "
-    "calling run_fix, also for explain; ci_agent/attempt.py exempts explain from the budget "
-    "(`if budget.exhausted and not plan.explain`), so after an escalation — when a person most "
-    "wants one — /ci-agent explain answers 'escalated' (exit 3) and never explains"))
 def test_explain_after_an_escalation_still_explains(world: CommandWorld) -> None:
     _, fix_number = _escalated(world)
     answer(world, "floor", "fix")
@@ -109,11 +104,6 @@ def test_commands_without_code_work_on_a_fork_pr(world: CommandWorld, name: str)
     assert ("ci-agent:paused" in world.github.pulls[number]["labels"]) == (name == "stop")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ci_agent/fixcycle/commands.py _run: `status` calls _budget -> runner.repo_root(workspace), "
-    "but the command workflow never checks out a fork's pull request, so /ci-agent status on a "
-    "fork PR fails with 'the workspace ... is not a git checkout' (exit 2) after the 👀 claim, "
-    "and the writer gets no answer"))
 def test_status_on_a_fork_pr_is_answered(world: CommandWorld) -> None:
     number = world.open_pr("patch-1", fork="stranger/app", user="stranger")
 

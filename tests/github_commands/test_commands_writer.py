@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from tests.github_commands.harness import WRITER, CommandWorld
 from tests.github_commands.steps import (
     FEATURE,
@@ -158,10 +156,6 @@ def test_stop_pauses_automatic_attempts_and_resume_resumes_them(world: CommandWo
     assert model_calls(world) == 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ci_agent/fixcycle/runner.py _cycle (mode pr) reads ci-agent:paused only from the fix PR "
-    "(`pr`); before one exists `/ci-agent stop` labels only the source PR (trig.pr_number), which "
-    "the automatic run never reads, so the first attempt is made anyway"))
 def test_stop_before_any_fix_pull_request_pauses_the_first_attempt(world: CommandWorld) -> None:
     number, ci = red_pr(world)
     stopped = world.command(number, world.say(number, "/ci-agent stop"))

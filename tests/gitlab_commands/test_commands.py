@@ -83,10 +83,6 @@ def test_retry_after_an_escalation_resets_the_count_and_runs_again(world: Comman
     assert_acted(world, note)
 
 
-@pytest.mark.xfail(strict=True, reason="the failed ci-agent-fix job of the pipeline is read as the "
-                   "project's failure: own_job_prefix (ci_agent/fixcycle/gitlab.py) knows only "
-                   "-fix/-success, so in the ci-agent-command job the prefix is '' and "
-                   "fetched_sources keeps the ci-agent job's log")
 def test_retry_never_reads_the_escalated_ci_agent_job_as_the_failure(world: CommandWorld) -> None:
     """The escalated `ci-agent-fix` job failed (exit 3) in the fix branch's pipeline; `retry` runs
     on that pipeline and must read only the project's failed jobs."""
@@ -144,9 +140,6 @@ def test_stop_pauses_the_next_failed_pipeline_and_resume_resumes(world: CommandW
     assert model_calls(world) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="mode pr checks ci-agent:paused only on the fix merge request "
-                   "(runner.py _cycle: `pr is not None and PAUSED_LABEL in pr.labels`); `stop` on the "
-                   "person's MR before any fix MR exists labels that MR, which the fix job never reads")
 def test_stop_on_the_person_s_mr_pauses_its_next_failed_pipeline(world: CommandWorld) -> None:
     iid, red = world.red_mr()
     stop = world.say(iid, "/ci-agent stop")

@@ -4,8 +4,6 @@ branch (an edited proposal is refused), and `/ci-agent fix` in mode push committ
 
 from __future__ import annotations
 
-import pytest
-
 from ci_agent.fixcycle.texts import extract_proposal
 from tests.gitlab_commands.harness import FEATURE, CommandWorld
 from tests.gitlab_commands.steps import FEATURE_FIX, assert_acted, assert_dotenv
@@ -85,10 +83,6 @@ def test_fix_in_mode_push_commits_onto_the_same_project_mr_branch(world: Command
     assert_acted(world, note)
 
 
-@pytest.mark.xfail(strict=True, reason="in mode push the attempt's verdict is the MR branch's own pipeline, "
-                   "but a green one runs no ci-agent job: the -success job of pipelines/gitlab/ci-agent.yml "
-                   "matches only ci-agent/fix/* branches, and cienv.judge skips successful runs off a fix "
-                   "branch, so the status note says 'waiting for CI' for ever")
 def test_mode_push_hears_that_its_attempt_went_green(world: CommandWorld) -> None:
     world.include["mode"] = "push"
     iid, red = world.red_mr()

@@ -252,6 +252,8 @@ class World:
             "CI_PROJECT_DIR": str(workspace), "CI_BUILDS_DIR": str(workspace.parent),
             "GITLAB_USER_LOGIN": user, "CI_JOB_TOKEN": JOB_TOKEN, "CI_JOB_ID": str(job_id),
             "CI_JOB_NAME": "", "CI_JOB_STAGE": ".post", "GIT_DEPTH": "0",
+            # GitLab gives every job the full message of the pipeline's commit
+            "CI_COMMIT_MESSAGE": git(self.repo.origin, "log", "-1", "--format=%B", p.sha),
         }
         if mr:
             project = str(self.gitlab.project_id)

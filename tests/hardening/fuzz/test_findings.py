@@ -140,9 +140,6 @@ def _long_name_repo(tmp_path: Path) -> Path:
     return corpus.make_repo(tmp_path / "repo")
 
 
-@pytest.mark.xfail(strict=True, reason="patch/policy.py:101 _symlink_rejections calls Path.is_symlink(), "
-                   "whose lstat raises OSError ENAMETOOLONG (Python 3.11 swallows only ENOENT/ENOTDIR/"
-                   "EBADF/ELOOP) for a segment over 255 bytes in an existing directory: review() raises")
 def test_review_rejects_a_path_segment_longer_than_the_file_system_allows(tmp_path: Path) -> None:
     repo = _long_name_repo(tmp_path)
     name = f"README.md{LONG}"
@@ -151,9 +148,6 @@ def test_review_rejects_a_path_segment_longer_than_the_file_system_allows(tmp_pa
     assert verdict.rejections
 
 
-@pytest.mark.xfail(strict=True, reason="a new file under a new directory with a segment over 255 bytes "
-                   "passes review (nothing exists to lstat), git apply fails, and patch/apply.py:102 "
-                   "_restore's Path.is_dir() raises OSError ENAMETOOLONG out of apply_patch")
 def test_apply_patch_of_an_unwritable_long_name_is_a_rejection(tmp_path: Path) -> None:
     repo = _long_name_repo(tmp_path)
     before = corpus.tree_state(repo)
