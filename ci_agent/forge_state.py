@@ -167,6 +167,29 @@ class ForgeState:
                                        if t is not None)[-_MAX_TIMES:],
                    proposed=Proposed.from_json(data.get("proposed")))
 
+    def merged_with(self, current: ForgeState) -> ForgeState:
+        """Our state written over `current`, what the status comment holds now (another job may
+        have written it since we read it): facts only ever added — CI verdicts, handled runs,
+        resets, rolled-back attempts, handled commands — are kept from both, so the last writer
+        no longer erases the other's; decisions are ours. Tokens: the larger count (two jobs
+        that spent at the same moment are under-counted, never double-counted)."""
+        runs = {**current.runs, **self.runs}
+        while len(runs) > _MAX_RUNS:
+            runs.pop(next(iter(runs)))
+        seen_tried = {t.run for t in current.tried}
+        return replace(
+            self,
+            fix_branch=self.fix_branch or current.fix_branch,
+            source_branch=self.source_branch or current.source_branch,
+            results={**current.results, **self.results}, after={**current.after, **self.after},
+            runs=runs, resets=(*current.resets, *(r for r in self.resets if r not in current.resets)),
+            escalation_posted=self.escalation_posted or current.escalation_posted,
+            fixed=self.fixed or current.fixed, tokens=max(self.tokens, current.tokens),
+            tried=(*current.tried, *(t for t in self.tried if t.run not in seen_tried))[-_MAX_RUNS:],
+            handled=tuple(dict.fromkeys((*current.handled, *self.handled)))[-_MAX_HANDLED:],
+            command_times=tuple(sorted(set(current.command_times) | set(self.command_times)))[-_MAX_TIMES:],
+        )
+
     def with_command(self, comment_id: int, when: float) -> ForgeState:
         return replace(self, handled=(*self.handled, comment_id)[-_MAX_HANDLED:],
                        command_times=(*self.command_times, when)[-_MAX_TIMES:])

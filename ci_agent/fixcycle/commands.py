@@ -117,6 +117,7 @@ def _answer(ctx: _Context, headline: str, lines: list[str], budget: Budget | Non
     body = texts.status_text(headline, ctx.fix_branch, ctx.source, budget, lines, ctx.marker.tokens)
     numbers = dict.fromkeys([ctx.holder.number, ctx.cr.number])
     for number in numbers:
+        ctx.marker = ctx.marker.merged_with(ForgeState.from_json(ctx.forge.read_status_state(number)))
         ctx.forge.upsert_status_comment(number, ctx.marker.to_json(), body)
 
 

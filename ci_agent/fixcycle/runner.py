@@ -397,6 +397,9 @@ class _Runner:
                                              cycle.marker.tokens))
         numbers = [n for n in (pr.number if pr else None, self.trig.pr_number) if n is not None]
         for number in dict.fromkeys(numbers):
+            # another job may have written since we read: keep what it recorded
+            current = ForgeState.from_json(cycle.forge.read_status_state(number))
+            cycle.marker = cycle.marker.merged_with(current)
             cycle.forge.upsert_status_comment(number, cycle.marker.to_json(), body)
 
     def _details(self, outcome: Outcome, plan: Plan) -> str:
@@ -465,7 +468,13 @@ def repo_root(workspace: Path) -> Path:
 def _post_once(forge: Forge, number: int, body: str) -> None:
     """The escalation comment, unless one of ours is already there (a rerun after a crash)."""
     own = forge.own_login().lower()
-    for comment in forge.list_comments(number):
-        if comment.body.startswith(texts.ESCALATION_TAG) and comment.author.lower() == own:
-            return
-    forge.post_comment(number, body)
+
+    def ours() -> list[int]:
+        return sorted(c.id for c in forge.list_comments(number)
+                      if c.body.startswith(texts.ESCALATION_TAG) and c.author.lower() == own)
+    if ours():
+        return
+    posted = forge.post_comment(number, body)
+    # Two jobs escalating at the same moment both saw none: the older comment stays, ours goes.
+    if min(ours(), default=posted.id) != posted.id:
+        forge.delete_comment(number, posted.id)

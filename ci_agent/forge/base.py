@@ -140,6 +140,10 @@ class Forge(Protocol):
         """A new comment written as our own account (the escalation comment, command answers)."""
         ...
 
+    def delete_comment(self, number: int, comment_id: int) -> None:
+        """Delete one of our own comments (a duplicate another job raced us to write)."""
+        ...
+
     def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
         """React to comment `comment_id` of change request `number` (GitLab needs both)."""
         ...

@@ -17,6 +17,7 @@ what we want: the storage URL is fetched without our token, streamed to disk und
 
 from __future__ import annotations
 
+import http.client
 import random
 import tempfile
 import time
@@ -191,7 +192,8 @@ class GitHubForge:
             return self._call(
                 f"open a pull request from {source!r} into {target!r}", "pull-requests: write",
                 lambda: _change_request(self._repo.create_pull(base=target, head=source, title=title,
-                                                               body=body, draft=draft)))
+                                                               body=body, draft=draft)),
+                idempotent=False)
         except ForgeError as error:
             # Another job opened it between our search and our create: use theirs.
             again = self.find_change_request(source) if status_of(error) == 422 else None
@@ -236,13 +238,20 @@ class GitHubForge:
         what, needs = f"write the status comment on #{number}", "pull-requests: write"
         if mine is not None:
             return self._call(what, needs, lambda: edit(mine.id))
-        created = self._call(what, needs, create)
+        created = self._call(what, needs, create, idempotent=False)
         older = duplicate_of(created, self.list_comments(number), self.own_login())
         if older is None:
             return created
-        self._call(f"delete a duplicate status comment on #{number}", needs,
-                   lambda: self._issue_comment(created.id).delete())
+        self.delete_comment(number, created.id)
         return self._call(what, needs, lambda: edit(older.id))
+
+    def delete_comment(self, number: int, comment_id: int) -> None:
+        try:
+            self._call(f"delete comment {comment_id} of #{number}", "pull-requests: write",
+                       lambda: self._issue_comment(comment_id).delete())
+        except ForgeError as error:
+            if status_of(error) != 404:  # already gone: the state we want
+                raise
 
     def read_status_state(self, number: int) -> dict[str, Any] | None:
         mine = pick_status_comment(self.list_comments(number), self.own_login())
@@ -263,7 +272,8 @@ class GitHubForge:
 
     def post_comment(self, number: int, body: str) -> Comment:
         return self._call(f"comment on #{number}", "pull-requests: write",
-                          lambda: _comment(self._repo.get_issue(number).create_comment(body)))
+                          lambda: _comment(self._repo.get_issue(number).create_comment(body)),
+                          idempotent=False)
 
     def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
         self._call(f"react to comment {comment_id}", "issues: write",
@@ -358,7 +368,7 @@ class GitHubForge:
         try:
             self._call(f"start workflow {workflow_file!r} on {ref!r}", "actions: write",
                        lambda: self._repo.get_workflow(workflow_file).create_dispatch(
-                           ref, dict(inputs), throw=True))
+                           ref, dict(inputs), throw=True), idempotent=False)
         except ForgeError as error:
             if status_of(error) == 422 and "workflow_dispatch" in str(error):
                 return False
@@ -379,9 +389,14 @@ class GitHubForge:
 
     # -- retries and error sentences ---------------------------------------------------------
 
-    def _call(self, what: str, needs: str, fn: Callable[[], T]) -> T:
+    def _call(self, what: str, needs: str, fn: Callable[[], T], idempotent: bool = True) -> T:
+        """`fn` with retries and one sentence per failure. A call that creates something (a pull
+        request, comment, reaction, dispatch) is `idempotent=False`: retried only when GitHub
+        answered that it did nothing (rate limited), never after a dropped or cut-off answer,
+        which may come after the thing was created."""
         self._tries = 0
-        retrying = Retrying(retry=retry_if_exception(_retryable), wait=self._wait, stop=self._stop,
+        retryable = _retryable if idempotent else _is_rate_limited_error
+        retrying = Retrying(retry=retry_if_exception(retryable), wait=self._wait, stop=self._stop,
                             sleep=self._record_and_sleep, reraise=True)
         try:
             return retrying(fn)
@@ -389,8 +404,7 @@ class GitHubForge:
             raise StatusForgeError(error.status, sentence(
                 error.status, error.headers or {}, error.data, what, needs, self._tries,
                 rate_limited=_is_rate_limited(error))) from error
-        except (requests.ConnectionError, requests.Timeout, urllib.error.URLError, ConnectionError,
-                TimeoutError) as error:
+        except _TRANSPORT_ERRORS as error:
             raise ForgeError(f"Could not reach GitHub at {self._base_url} to {what} after "
                              f"{self._tries} attempts ({error.__class__.__name__}).") from error
 
@@ -441,13 +455,22 @@ def _is_rate_limited(error: GithubException) -> bool:
                            isinstance(error, github.RateLimitExceededException))
 
 
+# A connection that failed, timed out, or an answer cut off mid-body (requests raises
+# ChunkedEncodingError for a short body, http.client IncompleteRead underneath).
+_TRANSPORT_ERRORS = (requests.ConnectionError, requests.Timeout,
+                     requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError,
+                     http.client.HTTPException, urllib.error.URLError, ConnectionError, TimeoutError)
+
+
 def _retryable(error: BaseException) -> bool:
     if isinstance(error, GithubException):
         return _is_rate_limited(error) or error.status >= 500
-    if isinstance(error, requests.Timeout | TimeoutError):
-        return True
     # A storage URL lives about a minute; a retry asks the API for a fresh one.
-    return isinstance(error, requests.ConnectionError | ConnectionError | urllib.error.URLError)
+    return isinstance(error, _TRANSPORT_ERRORS)
+
+
+def _is_rate_limited_error(error: BaseException) -> bool:
+    return isinstance(error, GithubException) and _is_rate_limited(error)
 
 
 def _change_request(pull: PullRequest) -> ChangeRequest:

@@ -259,9 +259,16 @@ class GitLabForge(GitLabCommands):
         if older is None:
             return created
         # another job created one at the same moment: keep the older, drop ours
-        self._call(f"delete a duplicate status note on merge request !{number}", "Reporter",
-                   lambda: self._mr(number).notes.delete(created.id))
+        self.delete_comment(number, created.id)
         return self._edit_note(number, older.id, text)
+
+    def delete_comment(self, number: int, comment_id: int) -> None:
+        try:
+            self._call(f"delete note {comment_id} of merge request !{number}", "Reporter",
+                       lambda: self._mr(number).notes.delete(comment_id))
+        except ForgeError as error:
+            if status_of(error) != 404:  # already gone: the state we want
+                raise
 
     def _edit_note(self, number: int, note_id: int, text: str) -> Comment:
         return self._call(f"edit notes on merge request !{number}", "Reporter",

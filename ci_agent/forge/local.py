@@ -257,6 +257,11 @@ class LocalForge:
     def own_login(self) -> str:
         return self._own_login
 
+    def delete_comment(self, number: int, comment_id: int) -> None:
+        with self._writing() as state:
+            state["comments"] = [c for c in state["comments"]
+                                 if not (c["id"] == comment_id and c["number"] == number)]
+
     def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
         if reaction not in _REACTIONS:
             raise ForgeError(f"{reaction!r} is not a reaction a forge accepts.")

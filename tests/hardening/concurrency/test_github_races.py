@@ -192,10 +192,6 @@ def test_a_job_racing_a_person_on_the_fix_branch(world: World, schedule: str) ->
     assert tip == person or not person_last
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_post_once (ci_agent/fixcycle/runner.py) lists the comments, then posts the escalation "
-    "comment when none of ours is there: two jobs escalating the same fix branch at once both "
-    "post it (and both add the label)"))
 def test_two_jobs_escalating_at_once(world: World) -> None:
     """Three attempts failed; the third one's failed run starts two ci-agent jobs (two workflows
     listening to it). Both find the budget spent: the escalation comment must still be posted once.
@@ -217,12 +213,6 @@ def test_two_jobs_escalating_at_once(world: World) -> None:
     assert len(world.api.message_requests) == 3, "no model call once the budget is spent"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the marker is read at the start of a job and written whole at its end (runner.py _status → "
-    "upsert_status_comment): job A, whose pull request creation came after job B opened it for A's "
-    "orphaned attempt (publish.orphaned records B's run), overwrites B's marker with its own "
-    "stale copy, so B's run is no longer recorded as handled and a rerun of it is not 'already "
-    "handled'"))
 def test_both_runs_stay_recorded_after_the_orphan_race(world: World) -> None:
     """Schedule after_push (B finds A's pushed attempt without its pull request and opens it);
     afterwards the marker must say that both failed runs were answered by attempt 1."""
