@@ -72,6 +72,9 @@ class PatchSettings:
     allow_renames: bool = False
     allow_deletions: bool = False
     gates: GateSettings = field(default_factory=GateSettings)
+    # Where this run's configuration was read from when it is not `.ci-agent.yml` (the action's
+    # `config` input): denied like `.ci-agent.yml`, whatever `deny` says. Not a file setting.
+    config_paths: tuple[str, ...] = field(default=(), metadata={"internal": True})
 
     @property
     def deny_globs(self) -> tuple[str, ...]:
@@ -166,6 +169,8 @@ def _leaf_paths(cls: type[Any], where: str = "") -> Iterator[tuple[str, Any, Map
     """(dotted path, default, field metadata) of every leaf setting, in declaration order."""
     defaults = cls()
     for f in fields(cls):
+        if f.metadata.get("internal"):  # set by the program, never by a file or variable
+            continue
         default = getattr(defaults, f.name)
         path = _join(where, f.name)
         if is_dataclass(default):
@@ -216,7 +221,7 @@ def _file_leaves(raw: object, cls: type[Any], where: str, out: Leaves) -> None:
     """Flatten the parsed YAML of one section into `out`, refusing unknown keys."""
     data = _mapping(raw, where)
     defaults = cls()
-    known = [f.name for f in fields(cls)]
+    known = [f.name for f in fields(cls) if not f.metadata.get("internal")]
     for key, value in data.items():
         if key not in known:
             raise _unknown(key, f"{where}." if where else "", known)
@@ -357,6 +362,8 @@ def _assemble(cls: type[T], where: str, leaves: Leaves) -> T:
     defaults = cls()
     values: dict[str, object] = {}
     for f in fields(cls):  # type: ignore[arg-type]
+        if f.metadata.get("internal"):
+            continue  # keeps its default
         default = getattr(defaults, f.name)
         path = _join(where, f.name)
         if is_dataclass(default):

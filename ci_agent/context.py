@@ -152,6 +152,13 @@ def _refusal(repo_real: str, rel: str, exclude: Iterable[str]) -> str | None:
     real = os.path.realpath(os.path.join(repo_real, rel))
     if os.path.commonpath([repo_real, real]) != repo_real:
         return "a link out of the repository"
+    target = os.path.relpath(real, repo_real).replace(os.sep, "/")
+    if target != rel:  # a link inside the repository: what it points at must be showable too
+        if any(p.casefold() == ".git" for p in target.split("/")):
+            return "a link into .git"
+        for glob in exclude:
+            if glob_match(target, glob, fold_case=True):
+                return f"a link to a file excluded by {glob!r}"
     if not os.path.isfile(real):
         return "not found in the repository"
     return None

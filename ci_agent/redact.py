@@ -15,7 +15,8 @@ What `Redactor.redact` replaces (each with `[REDACTED:<name>]`):
    password, passwd, passphrase, secret, token, api_key/apikey, access_key, auth_key,
    private_key or credential. The value is redacted when it is a literal: a quoted string (4+
    characters), or an unquoted word (6+ characters) that is neither a plain name nor a number.
-   Command-line flags (`--password X`, `--token=X`) likewise. Deliberately NOT redacted, because
+   Command-line flags (`--password X`, `--token=X`) likewise; `.netrc` passwords and Docker
+   `config.json` `auth` values too. Deliberately NOT redacted, because
    it is code and the model needs it: values with
    `(` or `[` (`form.get("password")`, `request.headers["X"]`), plain dotted names without
    digits (`self.secret`, `None`, `str`, `os.environ`), variable references (`$TOKEN`,
@@ -135,6 +136,14 @@ _TOKEN_PATTERNS: tuple[tuple[str, str], ...] = (
     ("cli_secret", r"(?P<keep>(?<![\w-])--?(?i:password|passwd|token|secret|api-key|apikey)(?:=|[ \t]{1,10}))"
                    r"(?![\"'$%{\[-])[^\s\"']{4,400}"),
     ("url_password", r"(?P<keep>[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s/:@\"'<>]{1,200}:)[^\s/@\"'<>]{1,400}(?=@)"),
+    # .netrc: `machine h login u password p` on one line, or `password p` alone on its line
+    ("netrc_password", r"(?P<keep>\b(?:machine|login)[ \t]+\S{1,200}[ \t]+(?:password|passwd)[ \t]+)"
+                       r"\S{1,400}"),
+    # (a numbered listing's `   3\t` and a diff's `+`/`-` prefix count as the line start)
+    ("netrc_password", r"(?P<keep>(?:^|(?<=\n))[+ -]?[ \t]*(?:\d{1,9}[ \t:|]+)?[ \t]*"
+                       r"(?:password|passwd)[ \t]+)\S{1,400}(?=[ \t]*(?:\r?\n|$))"),
+    # Docker's config.json: `"auth": "<base64 of user:password>"`
+    ("docker_auth", r"(?P<keep>[\"']auth[\"'][ \t]{0,10}:[ \t]{0,10}[\"'])[A-Za-z0-9+/=]{8,4000}"),
 )
 
 _ASSIGN_KEY = (

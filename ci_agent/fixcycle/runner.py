@@ -440,7 +440,9 @@ def cycle_settings(repo: Path, env: Mapping[str, str], inputs: ActionInputs) -> 
             raise UsageError(f"input config names {inputs.config}, which is not a file in the "
                              "repository")
         return load_settings(repo, env, overrides)
-    return settings_from_layers(parse_yaml(path.read_text(encoding="utf-8")), env, overrides)
+    settings = settings_from_layers(parse_yaml(path.read_text(encoding="utf-8")), env, overrides)
+    # the file a later run reads its limits from is as protected as .ci-agent.yml
+    return replace(settings, patch=replace(settings.patch, config_paths=(inputs.config.removeprefix("./"),)))
 
 
 def _pending(chain: list[Any], marker: ForgeState) -> bool:

@@ -60,9 +60,11 @@ class RepoTools:
     def _excluded(self, rel: str, is_dir: bool = False) -> bool:
         if any(is_git_dir(part) for part in rel.split("/")):
             return True
-        # A directory is excluded when a glob matches it or anything below it ("build/**").
-        return any(glob_match(rel, g, fold_case=False) or (is_dir and glob_match(rel + "/", g,
-                   fold_case=False)) for g in self.exclude_globs)
+        # A directory is excluded when a glob matches it or anything below it ("build/**"). Case
+        # folded, as the patch policy and the context do: `.ENV` is a secrets file on any disk
+        # that ignores case, and excluding one file too many is the safe mistake.
+        return any(glob_match(rel, g, fold_case=True) or (is_dir and glob_match(rel + "/", g,
+                   fold_case=True)) for g in self.exclude_globs)
 
     def resolve(self, path: str, *, want_dir: bool = False) -> tuple[Path, str]:
         """(real absolute path, repo-relative POSIX path) for a path the model named."""

@@ -169,9 +169,11 @@ def _glob_rejections(path: str, settings: PatchSettings, hooks_dir: str | None) 
                           "Change the project's source files only.")]
     # the agent's own policy file stays denied even with use_default_deny: false, or one
     # patch could raise the limits every later patch is checked against
-    for glob in dict.fromkeys((CONFIG_FILE, *settings.deny_globs)):
+    own = (CONFIG_FILE, *settings.config_paths)
+    for glob in dict.fromkeys((*own, *settings.deny_globs)):
         if glob_match(path, glob, fold_case=True):
             why = _WHY_DENIED.get(glob, "the configuration denies it") if glob in DEFAULT_DENY else (
+                _WHY_DENIED[CONFIG_FILE] if glob in own else
                 "the repository's configuration denies it (patch.deny)")
             return [Rejection("path.denied", path, f"`{path}` may not be changed: it matches `{glob}` "
                               f"and {why}. Fix the failure in the project's source or test code "

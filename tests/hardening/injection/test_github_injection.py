@@ -10,8 +10,6 @@ import difflib
 import secrets
 from pathlib import Path
 
-import pytest
-
 from tests.github_commands.conftest import world as command_world
 from tests.github_commands.harness import CommandWorld
 from tests.github_commands.steps import red_pr
@@ -181,11 +179,6 @@ def test_prose_that_targets_our_outputs_stays_text(world: World) -> None:
     assert FORGED_MARKER not in world.all_github_text(), "a forged marker reached GitHub intact"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "with the `config` input naming another file (`.github/ci-agent.yml`), only `.ci-agent.yml` is denied "
-    "(patch/policy.py _glob_rejections: CONFIG_FILE constant): an obedient model's patch to the "
-    "configuration ci-agent actually reads is committed and pushed, and a later job on the fix "
-    "branch would read the widened policy from its checkout (fixcycle/runner.py cycle_settings)"))
 def test_the_configuration_the_input_names_is_denied_like_the_default_one(world: World) -> None:
     world.human_commit("main", ".github/ci-agent.yml", text="patch:\n  max_files: 3\n",
                        message="ci-agent config")

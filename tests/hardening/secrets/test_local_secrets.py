@@ -174,11 +174,6 @@ def test_the_verify_command_runs_without_ci_agents_own_secrets(
     assert planted[2].value in read(seen), "DEPLOY_SECRET, the project's own, is still there"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the read tools match the secret exclude globs (config.SECRET_GLOBS: .env*, *.key, "
-    "**/secrets/**) case-sensitively (llm/tools.py RepoTools._excluded, fold_case=False), while "
-    "the patch policy, the context excerpts and the commit diff fold case: read_file / list_files "
-    "/ search_code hand `config/Secrets/prod.yml`, `.ENV`, `certs/SERVER.KEY` to the model"))
 def test_secret_files_in_another_case_are_hidden_too(api: AnthropicFake, tmp_path: Path,
                                                      capfd: pytest.CaptureFixture[str]) -> None:
     repo = user_repo(tmp_path, PYTHON)
@@ -192,11 +187,6 @@ def test_secret_files_in_another_case_are_hidden_too(api: AnthropicFake, tmp_pat
     assert scan(MODE, planted, {MODEL: request_text(api.requests)}) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the redactor misses credentials in two common committed-by-mistake files outside the secret "
-    "globs: `.netrc` (`password <value>`, space-separated, no `=`/`:`) and a Docker "
-    "`config.json` (`\"auth\": \"<base64 user:password>\"`, key `auth` is not an assignment word) "
-    "(ci_agent/redact.py _ASSIGN_KEY / token patterns): read_file sends them to the model as they are"))
 def test_credentials_in_netrc_and_docker_config_are_redacted(api: AnthropicFake, tmp_path: Path,
                                                              capfd: pytest.CaptureFixture[str]) -> None:
     repo = user_repo(tmp_path, PYTHON)
@@ -218,12 +208,6 @@ def test_credentials_in_netrc_and_docker_config_are_redacted(api: AnthropicFake,
     assert scan(MODE, planted, {MODEL: request_text(api.requests)}) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "context excerpts follow a symlink inside the repository without checking its TARGET against "
-    "the secret exclude globs or `.git` (ci_agent/context.py _refusal checks only the link's own "
-    "path): `shop/notes.py -> ../.env.production`, named in a failure's frames, is shown whole to "
-    "the model (the read tools refuse the same link; the `-> ../.git/config` link is only missed "
-    "here because the worktree's `.git` is a file)"))
 def test_symlinks_to_secret_files_or_git_config_are_never_shown(
         api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """An attacker's commit adds links to a secret file and to git's config, and the failing
