@@ -1,7 +1,9 @@
 """The fault matrix of issue 8 (service faults): which fault hits which request, and the
 invariants every faulted job and its fault-free rerun must keep.
 
-A reference job is run once without faults and its API requests recorded. Fault point k then
+A reference job is run once without faults and its API requests recorded (each test module pins
+that list as REFERENCE; its reference test says when the product's sequence changes, and each
+point checks that its fault did hit). Fault point k then
 re-runs the same job in a fresh world with the fault aimed at exactly request k: its method, its
 path (anchored, escaped) and `skip` = how many earlier requests of the clean run had the same
 method and path (the job is deterministic up to the fault, so this is request k again).
