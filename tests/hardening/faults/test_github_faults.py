@@ -51,6 +51,7 @@ REFERENCE = tuple(Request(*line.split()) for line in f"""
     api POST {R}/issues/1/labels
     api GET {R}/issues/1/comments
     api GET /user
+    api GET {R}/issues/1/comments
     api POST {R}/issues/1/comments
     api GET {R}/issues/1/comments
 """.strip().splitlines())

@@ -56,6 +56,7 @@ REFERENCE = tuple(Request("api", *line.split()) for line in f"""
     PUT {P}/merge_requests/1
     GET {P}/merge_requests/1/notes
     GET /api/v4/user
+    GET {P}/merge_requests/1/notes
     POST {P}/merge_requests/1/notes
     GET {P}/merge_requests/1/notes
 """.strip().splitlines())
