@@ -81,7 +81,14 @@ def orphaned(runner: _Runner, cycle: Cycle, chain: list[Any], tip: Any, collecte
     leave the fix where nobody reviews it. If one was opened and closed, a person decided:
     say so and do nothing."""
     number = tip.attempt.number
-    if cycle.forge.find_change_request(cycle.fix_branch, include_closed=True) is not None:
+    found = cycle.forge.find_change_request(cycle.fix_branch, include_closed=True)
+    if found is not None and found.state in ("open", "opened"):
+        # the job that pushed it opened it a moment ago, after we looked: it is waiting for CI
+        return runner._result(cycle, "skipped", ExitCode.OK, f"attempt {number} on {cycle.fix_branch} "
+                              f"is waiting for its CI {runner.words.run} ({runner.words.ref(found.number)} "
+                              "was just opened by the job that pushed it); no new attempt",
+                              collected=collected)
+    if found is not None:
         return runner._result(cycle, "skipped", ExitCode.OK, f"{cycle.fix_branch} holds attempt "
                               f"{number} but its {runner.words.change_request} was closed or merged; "
                               "delete the branch to start over", collected=collected)

@@ -339,8 +339,10 @@ class GitHubForge:
     # -- people, workflows, branches ---------------------------------------------------------
 
     def own_login(self) -> str:
-        """The account our token writes as. Set it for GitHub App tokens (`<app>[bot]`): GitHub
-        refuses `GET /user` to integration tokens, and then GITHUB_TOKEN's bot is assumed."""
+        """The account our token writes as: only its comments can be our status comment. GitHub
+        refuses `GET /user` to integration tokens (GITHUB_TOKEN, App installation tokens); for
+        those GraphQL's `viewer` names the bot (`<app>[bot]`), and GITHUB_TOKEN's bot is the last
+        resort."""
         if self._own_login is None:
             try:
                 self._own_login = self._call("identify the token's user", "none",
@@ -348,8 +350,18 @@ class GitHubForge:
             except ForgeError as error:
                 if status_of(error) not in {403, 404}:
                     raise
-                self._own_login = ACTIONS_BOT
+                self._own_login = self._viewer_login() or ACTIONS_BOT
         return self._own_login
+
+    def _viewer_login(self) -> str:
+        def fetch() -> str:
+            _, data = self._gh.requester.graphql_query("query { viewer { login } }", {})
+            login = ((data.get("data") or {}).get("viewer") or {}).get("login")
+            return login if isinstance(login, str) else ""
+        try:
+            return self._call("identify the token's bot", "none", fetch)
+        except ForgeError:
+            return ""
 
     def permission(self, username: str) -> Permission:
         url = f"{self._repo.url}/collaborators/{urllib.parse.quote(username, safe='')}/permission"

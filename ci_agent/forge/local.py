@@ -166,7 +166,8 @@ class LocalForge:
         number = entry["number"]
         return ChangeRequest(number=number, url=f"{self._repo_url}/change_requests/{number}",
                              source_branch=entry["source"], target_branch=entry["target"],
-                             draft=entry["draft"], labels=tuple(entry["labels"]))
+                             draft=entry["draft"], labels=tuple(entry["labels"]),
+                             state=str(entry.get("state") or "open"))
 
     def find_change_request(self, source_branch: str, include_closed: bool = False) -> ChangeRequest | None:
         entries = [e for e in self.read()["change_requests"].values() if e["source"] == source_branch]

@@ -587,3 +587,22 @@ def test_latest_failed_run_needs_actions_read(fake: GitHubFake) -> None:
     fake.inject(forbidden("actions=read"), path="/actions/runs$", method="GET")
     with pytest.raises(ForgeError, match="actions: read"):
         make(fake).latest_failed_run("feature/x", "e" * 40)
+
+
+def test_an_app_installation_token_knows_its_bot_and_keeps_one_status_comment(fake: GitHubFake) -> None:
+    """GitHub refuses `GET /user` to App installation tokens: the bot's login comes from GraphQL's
+    `viewer`, so a second run finds the status comment the first one wrote (not GITHUB_TOKEN's
+    bot, which would make every run post a new one)."""
+    fake.tokens["ghs_app_installation"] = "ci-agent-app[bot]"
+    fake.integration_logins.add("ci-agent-app[bot]")
+    first = make(fake, "ghs_app_installation")
+    number = first.open_change_request(FIX, "main", "t", "b").number
+    assert first.own_login() == "ci-agent-app[bot]"
+    first.upsert_status_comment(number, {"v": 1, "run": 1}, "first")
+
+    second = make(fake, "ghs_app_installation")
+    second.upsert_status_comment(number, {"v": 1, "run": 2}, "second")
+
+    ours = [c for c in fake.comments.values() if c["number"] == number]
+    assert len(ours) == 1 and ours[0]["user"] == "ci-agent-app[bot]" and ours[0]["body"].endswith("second")
+    assert second.read_status_state(number) == {"v": 1, "run": 2}
