@@ -33,9 +33,37 @@ ENV_PREFIX = "CI_AGENT_"
 COMMAND_LINE = "command line"
 
 DEFAULT_DENY: tuple[str, ...] = (
-    ".github/workflows/**",
+    # what CI runs: GitHub (workflows, composite actions, dependabot), GitLab (the pipeline and
+    # the files it includes, which the patch engine adds from the pipeline file itself)
+    ".github/**",
     ".gitlab-ci.yml",
     ".gitlab/**",
+    # who reviews, and how git treats files (filters, diff drivers, submodule URLs)
+    "CODEOWNERS",
+    ".gitmodules",
+    ".gitattributes",
+    # git hooks: they run on a developer's (or the CI job's) commit and push
+    "**/.husky/**",
+    "**/.githooks/**",
+    "**/.git-hooks/**",
+    "**/.lefthook/**",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".pre-commit-config.yaml",
+    ".pre-commit-config.yml",
+    # where packages come from: one line points a restore at an attacker's feed
+    "nuget.config",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "pip.conf",
+    "pip.ini",
+    ".pypirc",
+    # ci-agent's own policy, and secrets
     ".ci-agent.yml",
     ".env*",
     "*.pem",

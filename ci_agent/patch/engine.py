@@ -6,6 +6,7 @@ a Verdict whose rejections are messages for the model (or the person) that sent 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,8 +15,10 @@ from ci_agent.config import PatchSettings
 from ci_agent.patch.apply import ApplyError, apply_atomically, check
 from ci_agent.patch.extract import extract_diff, fit_to_repo
 from ci_agent.patch.gates import run_gates
+from ci_agent.patch.invisible import rejections as invisible_rejections
 from ci_agent.patch.parse import Patch, PatchParseError, Rejection, parse_patch
 from ci_agent.patch.policy import hooks_dir_of, police
+from ci_agent.patch.protected import GITLAB_CI, included_files
 from ci_agent.patch.render import render_patch
 
 
@@ -72,6 +75,28 @@ def _apply_rejection(complaint: str, patch: Patch) -> Rejection:
     )
 
 
+def _text_at(repo: Path, rev: str, path: str) -> str | None:
+    """A file's text in the index (`rev` empty) or at `rev`; None when it is not there."""
+    result = git.git(repo, ["cat-file", "blob", f"{rev}:{path}"])
+    return result.stdout if result.ok else None
+
+
+def pipeline_includes(repo: Path) -> tuple[str, ...]:
+    """Every file `.gitlab-ci.yml` includes locally, on this branch and on the default branch
+    (`origin/HEAD`, when the clone knows it): the fix branch's pipeline runs the first, and the
+    second is what the project trusts."""
+    patterns: list[str] = []
+    revs = [""]
+    if git.git(repo, ["rev-parse", "--verify", "-q", "refs/remotes/origin/HEAD"]).ok:
+        revs.append("refs/remotes/origin/HEAD")
+    for rev in revs:
+        if _text_at(repo, rev, GITLAB_CI) is None:
+            continue
+        found = included_files(functools.partial(_text_at, repo, rev))
+        patterns += [p for p in found if p not in patterns]
+    return tuple(patterns)
+
+
 def review(answer: str, repo: Path, settings: PatchSettings) -> Verdict:
     """Police `answer` (a diff, or text containing one) against `repo` without writing."""
     size = len(answer.encode("utf-8", errors="surrogateescape"))
@@ -90,7 +115,9 @@ def review(answer: str, repo: Path, settings: PatchSettings) -> Verdict:
         return _rejected([Rejection("patch.encoding", "", "The diff contains bytes that are not "
                                     "UTF-8. Send the patch as UTF-8 text.")], patch)
     hooks_dir = hooks_dir_of(repo, git.config_get(repo, "core.hooksPath"))
-    rejections = police(patch, settings, repo, hooks_dir) + run_gates(patch, settings.gates)
+    rejections = (police(patch, settings, repo, hooks_dir, pipeline_includes(repo))
+                  + invisible_rejections(patch, lambda path: _text_at(repo, "", path))
+                  + run_gates(patch, settings.gates))
     if rejections:
         return _rejected(rejections, patch)
     fitted = fit_to_repo(patch, lambda path: git.index_blob(repo, path))

@@ -5,7 +5,7 @@ wrote the patch: the message goes back to it within the same attempt.
 
 Glob semantics (deny and allow lists), like .gitignore: a glob without a `/` matches the file
 name at any depth (`*.pem`, `.env*`); a glob with a `/` is anchored at the repository root
-(`.github/workflows/**`), and `**` matches any number of directories (`**/secrets/**`). Deny
+(`.github/**`), and `**` matches any number of directories (`**/secrets/**`). Deny
 globs match case-insensitively, because the same repository is also checked out on Windows and
 macOS where `.GitHub/Workflows/ci.yml` *is* the workflow file; allow globs match exactly, so
 neither list can be widened by playing with case.
@@ -21,20 +21,11 @@ from pathlib import Path
 
 from ci_agent.config import CONFIG_FILE, DEFAULT_DENY, PatchSettings
 from ci_agent.patch.parse import FilePatch, Patch, Rejection
+from ci_agent.patch.protected import WHY_DENIED, WHY_INCLUDED, include_matches, is_disguised, skeleton
 
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:([/\\]|$)")
 _SYMLINK_MODE = "120000"
 _GITLINK_MODE = "160000"
-_WHY_DENIED = {
-    ".github/workflows/**": "it is CI configuration",
-    ".gitlab-ci.yml": "it is CI configuration",
-    ".gitlab/**": "it is CI configuration",
-    ".ci-agent.yml": "it is ci-agent's own configuration",
-    ".env*": "it may hold secrets",
-    "*.pem": "it may hold a private key or certificate",
-    "*.key": "it may hold a private key",
-    "**/secrets/**": "it may hold secrets",
-}
 
 
 _MAX_SEGMENT_BYTES = 255  # NAME_MAX on Linux, macOS and Windows file systems
@@ -162,22 +153,41 @@ def _file_rejections(fp: FilePatch, settings: PatchSettings) -> list[Rejection]:
     return out
 
 
-def _glob_rejections(path: str, settings: PatchSettings, hooks_dir: str | None) -> list[Rejection]:
-    if hooks_dir and (path == hooks_dir or path.startswith(hooks_dir.rstrip("/") + "/")):
-        return [Rejection("path.hooks", path, f"`{path}` is in `{hooks_dir}`, the repository's git "
-                          "hooks directory (core.hooksPath): its scripts run on every commit. "
-                          "Change the project's source files only.")]
+def _denied(path: str, settings: PatchSettings, included: tuple[str, ...]) -> tuple[str, str] | None:
+    """The first deny glob (or pipeline include) `path` matches, and why it is denied."""
     # the agent's own policy file stays denied even with use_default_deny: false, or one
     # patch could raise the limits every later patch is checked against
     own = (CONFIG_FILE, *settings.config_paths)
     for glob in dict.fromkeys((*own, *settings.deny_globs)):
         if glob_match(path, glob, fold_case=True):
-            why = _WHY_DENIED.get(glob, "the configuration denies it") if glob in DEFAULT_DENY else (
-                _WHY_DENIED[CONFIG_FILE] if glob in own else
+            why = WHY_DENIED.get(glob, "the configuration denies it") if glob in DEFAULT_DENY else (
+                WHY_DENIED[CONFIG_FILE] if glob in own else
                 "the repository's configuration denies it (patch.deny)")
-            return [Rejection("path.denied", path, f"`{path}` may not be changed: it matches `{glob}` "
-                              f"and {why}. Fix the failure in the project's source or test code "
-                              "instead.")]
+            return glob, why
+    if settings.use_default_deny:
+        for pattern in included:
+            if include_matches(path, pattern):
+                return pattern, WHY_INCLUDED
+    return None
+
+
+def _glob_rejections(path: str, settings: PatchSettings, hooks_dir: str | None,
+                     included: tuple[str, ...] = ()) -> list[Rejection]:
+    if hooks_dir and (path == hooks_dir or path.startswith(hooks_dir.rstrip("/") + "/")):
+        return [Rejection("path.hooks", path, f"`{path}` is in `{hooks_dir}`, the repository's git "
+                          "hooks directory (core.hooksPath): its scripts run on every commit. "
+                          "Change the project's source files only.")]
+    hit = _denied(path, settings, included)
+    if hit is not None:
+        glob, why = hit
+        return [Rejection("path.denied", path, f"`{path}` may not be changed: it matches `{glob}` "
+                          f"and {why}. Fix the failure in the project's source or test code "
+                          "instead.")]
+    if is_disguised(path) and (hit := _denied(skeleton(path), settings, included)) is not None:
+        return [Rejection("path.lookalike", path, f"`{path}` uses non-Latin letters that read as "
+                          f"`{skeleton(path)}`, which may not be changed ({hit[1]}). Use the "
+                          "project's real file names, and fix the failure in its source or test "
+                          "code instead.")]
     if settings.allow and not any(glob_match(path, g, fold_case=False) for g in settings.allow):
         return [Rejection("path.not_allowed", path, f"`{path}` is outside the paths ci-agent may "
                           f"change (patch.allow: {', '.join(settings.allow)}). Fix the failure "
@@ -212,8 +222,9 @@ def hooks_dir_of(repo: Path, hooks_path: str | None) -> str | None:
 
 
 def police(patch: Patch, settings: PatchSettings, repo: Path | None = None,
-           hooks_dir: str | None = None) -> list[Rejection]:
-    """Every policy rejection for `patch`; file-system rules only when `repo` is given."""
+           hooks_dir: str | None = None, included: tuple[str, ...] = ()) -> list[Rejection]:
+    """Every policy rejection for `patch`; file-system rules only when `repo` is given;
+    `included`: patterns of the files the GitLab pipeline includes (denied like it)."""
     if not patch.files:
         return [Rejection("patch.empty", "", "No unified diff was found. Send the change as a "
                           "unified diff: `--- a/path`, `+++ b/path` and `@@ -l,n +l,n @@` hunks, "
@@ -226,7 +237,7 @@ def police(patch: Patch, settings: PatchSettings, repo: Path | None = None,
         if not bad and repo is not None:
             bad = [r for name in names for r in _symlink_rejections(name, repo)]
         if not bad:
-            bad = [r for name in names for r in _glob_rejections(name, settings, hooks_dir)]
+            bad = [r for name in names for r in _glob_rejections(name, settings, hooks_dir, included)]
         out += bad
         out += _file_rejections(fp, settings)
         for name in (fp.old_path, fp.new_path):

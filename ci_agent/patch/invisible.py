@@ -1,0 +1,79 @@
+"""Characters a reviewer cannot see, in lines a patch adds (Trojan Source, CVE-2021-42574, and
+invisible payloads hidden in variation selectors or tag characters).
+
+A bidirectional control makes code read differently from how the compiler reads it; a
+zero-width character makes two identifiers look the same; tag characters and variation
+selectors can carry a whole hidden program. An added line with one is rejected unless the file
+already holds that character (a right-to-left UI string, an emoji sequence in a test), because
+then it is the project's text, not the model's trick.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterator
+
+from ci_agent.patch.parse import FilePatch, Patch, Rejection
+
+_BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+_INVISIBLE = {
+    0x00AD,  # soft hyphen
+    0x034F,  # combining grapheme joiner
+    0x115F, 0x1160, 0x3164, 0xFFA0,  # Hangul fillers (blank "letters" valid in identifiers)
+    0x17B4, 0x17B5, 0x180E,  # Khmer inherent vowels, Mongolian vowel separator
+    *range(0x200B, 0x200E),  # zero-width space, non-joiner, joiner
+    *range(0x2060, 0x2065),  # word joiner, invisible math operators
+    0x2028, 0x2029,  # line / paragraph separator: a line break to JavaScript, not to the reader
+    0xFEFF,  # zero-width no-break space (a byte-order mark only as a file's first character)
+    *range(0xFFF9, 0xFFFC),  # interlinear annotations
+    *range(0xE0000, 0xE0080),  # tag characters
+    # variation selectors 1-14 and the supplement: VS15/VS16 (U+FE0E/FE0F) pick text or emoji
+    # style for a symbol and are ordinary in strings; the others can carry a hidden payload
+    *range(0xFE00, 0xFE0E), *range(0xE0100, 0xE01F0),
+}
+HIDDEN = frozenset(_BIDI | _INVISIBLE)
+
+
+def _name(c: str) -> str:
+    return f"U+{ord(c):04X} {unicodedata.name(c, 'invisible character')}"
+
+
+def _added_with_numbers(fp: FilePatch) -> Iterator[tuple[int, str]]:
+    for hunk in fp.hunks:
+        number = hunk.new_start
+        for line in hunk.lines:
+            if line[:1] == "+":
+                yield number, line[1:]
+            if line[:1] in ("+", " "):
+                number += 1
+
+
+def _hidden_in(text: str) -> set[str]:
+    return {c for c in text if ord(c) in HIDDEN}
+
+
+def file_rejections(fp: FilePatch, before: str | None) -> list[Rejection]:
+    """The first added line of `fp` with a hidden character its pre-image `before` lacks."""
+    known = _hidden_in(before or "")
+    for number, text in _added_with_numbers(fp):
+        bom = text[:1] == "\ufeff" and number == 1  # a byte-order mark is allowed where it belongs
+        new = sorted(_hidden_in(text[1:] if bom else text) - known)
+        if new:
+            kind = "bidirectional control" if ord(new[0]) in _BIDI else "invisible character"
+            names = ", ".join(_name(c) for c in new[:3])
+            return [Rejection("text.invisible", fp.path, f"Line {number} of `{fp.path}` adds a {kind} "
+                              f"({names}) that `{fp.path}` does not already contain. Such characters "
+                              "make code read differently from how it runs. Remove it; if the text "
+                              "really needs one, write it as an escape sequence (e.g. `\\u202e`).")]
+    return []
+
+
+def rejections(patch: Patch, read: Callable[[str], str | None]) -> list[Rejection]:
+    """`read(path)` gives a file's current text (None: it does not exist yet)."""
+    out: list[Rejection] = []
+    for fp in patch.files:
+        if fp.binary or fp.new_path is None:
+            continue
+        if any(_hidden_in(line) for h in fp.hunks for line in h.lines if line[:1] == "+"):
+            out += file_rejections(fp, read(fp.old_path) if fp.old_path else None)
+    return out
