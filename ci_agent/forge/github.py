@@ -54,6 +54,7 @@ from ci_agent.forge.download import UnsafeArchive, extract_zip, safe_name, strea
 from ci_agent.forge.github_http import (
     StatusForgeError,
     asked_wait,
+    attempts_text,
     comment_from_json,
     comment_number,
     is_rate_limited,
@@ -107,7 +108,6 @@ class GitHubForge:
         self._max_total_wait_s = max_total_wait_s
         self._sleep = sleep
         self.waits: list[float] = []  # every delay chosen between attempts, in order
-        self._tries = 0  # attempts made by the last call, for its error sentence
 
     # -- runs, logs, artifacts ---------------------------------------------------------------
 
@@ -174,7 +174,7 @@ class GitHubForge:
     def find_change_request(self, source_branch: str, include_closed: bool = False) -> ChangeRequest | None:
         def fetch() -> ChangeRequest | None:
             head = f"{self._owner}:{source_branch}"
-            found = next((_change_request(p) for p in self._repo.get_pulls(state="open", head=head)), None)
+            found = self._find_open(source_branch)
             if found is None and include_closed:
                 # newest first: the last decision a person made about this branch
                 pulls = self._repo.get_pulls(state="all", head=head, sort="created", direction="desc")
@@ -185,21 +185,28 @@ class GitHubForge:
 
     def open_change_request(self, source: str, target: str, title: str, body: str,
                             draft: bool = True) -> ChangeRequest:
-        found = self.find_change_request(source)
-        if found is not None:
-            return found
+        """Look up, then create; a 5xx or a cut-off answer is retried the same way. The look-up
+        makes the retry safe: a create whose answer was lost may still have opened the pull
+        request, and the next try then finds it instead of paying for a duplicate."""
+        def look_up_then_create() -> ChangeRequest:
+            found = self._find_open(source)
+            if found is not None:
+                return found
+            return _change_request(self._repo.create_pull(base=target, head=source, title=title, body=body,
+                                                          draft=draft))
         try:
-            return self._call(
-                f"open a pull request from {source!r} into {target!r}", "pull-requests: write",
-                lambda: _change_request(self._repo.create_pull(base=target, head=source, title=title,
-                                                               body=body, draft=draft)),
-                idempotent=False)
+            return self._call(f"open a pull request from {source!r} into {target!r}", "pull-requests: write",
+                              look_up_then_create)
         except ForgeError as error:
             # Another job opened it between our search and our create: use theirs.
             again = self.find_change_request(source) if status_of(error) == 422 else None
             if again is None:
                 raise
             return again
+
+    def _find_open(self, source_branch: str) -> ChangeRequest | None:
+        head = f"{self._owner}:{source_branch}"
+        return next((_change_request(p) for p in self._repo.get_pulls(state="open", head=head)), None)
 
     def update_change_request(self, number: int, title: str | None = None, body: str | None = None,
                               draft: bool | None = None) -> ChangeRequest:
@@ -406,19 +413,24 @@ class GitHubForge:
         request, comment, reaction, dispatch) is `idempotent=False`: retried only when GitHub
         answered that it did nothing (rate limited), never after a dropped or cut-off answer,
         which may come after the thing was created."""
-        self._tries = 0
+        tries = 0  # counted here: a call that is not retried made one attempt, not zero
+
+        def counted() -> T:
+            nonlocal tries
+            tries += 1
+            return fn()
         retryable = _retryable if idempotent else _is_rate_limited_error
         retrying = Retrying(retry=retry_if_exception(retryable), wait=self._wait, stop=self._stop,
                             sleep=self._record_and_sleep, reraise=True)
         try:
-            return retrying(fn)
+            return retrying(counted)
         except GithubException as error:
             raise StatusForgeError(error.status, sentence(
-                error.status, error.headers or {}, error.data, what, needs, self._tries,
+                error.status, error.headers or {}, error.data, what, needs, tries,
                 rate_limited=_is_rate_limited(error))) from error
         except _TRANSPORT_ERRORS as error:
             raise ForgeError(f"Could not reach GitHub at {self._base_url} to {what} after "
-                             f"{self._tries} attempts ({error.__class__.__name__}).") from error
+                             f"{attempts_text(tries)} ({error.__class__.__name__}).") from error
 
     def _record_and_sleep(self, seconds: float) -> None:
         self.waits.append(seconds)
@@ -434,7 +446,6 @@ class GitHubForge:
         return base * (0.75 + 0.25 * random.random())
 
     def _stop(self, state: RetryCallState) -> bool:
-        self._tries = state.attempt_number
         if state.attempt_number >= self._attempts:
             return True
         return state.idle_for + state.upcoming_sleep > self._max_total_wait_s

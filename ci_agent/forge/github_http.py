@@ -77,7 +77,7 @@ def sentence(status: int, headers: Mapping[str, Any], body: Any, what: str, need
         reset = headers.get("x-ratelimit-reset")
         when = (f"; the limit resets at {time.strftime('%H:%M:%S UTC', time.gmtime(float(reset)))}"
                 if reset and str(reset).isdigit() else "")
-        return f"GitHub kept rate-limiting us{said} after {attempts} attempts to {what}{when}."
+        return f"GitHub kept rate-limiting us{said} after {attempts_text(attempts)} to {what}{when}."
     if status == 403:
         wanted = _accepted_permissions(headers) or needs
         return (f"The token is not allowed to {what}{said}; grant `{wanted}` in the workflow's "
@@ -88,8 +88,12 @@ def sentence(status: int, headers: Mapping[str, Any], body: Any, what: str, need
     if status == 422:
         return f"GitHub refused to {what}{said}."
     if status >= 500:
-        return f"GitHub kept failing{said} after {attempts} attempts to {what}; try again later."
+        return f"GitHub kept failing{said} after {attempts_text(attempts)} to {what}; try again later."
     return f"GitHub refused to {what}{said}."
+
+
+def attempts_text(count: int) -> str:
+    return f"{count} attempt" if count == 1 else f"{count} attempts"
 
 
 def iso_utc(moment: datetime | None) -> str:

@@ -48,6 +48,7 @@ from ci_agent.forge.gitlab_http import (
     TransientHttp,
     access_permission,
     asked_wait,
+    attempts_text,
     change_request,
     comment,
     expired_at,
@@ -107,7 +108,6 @@ class GitLabForge(GitLabCommands):
         self._sleep = sleep
         self._default_branch: str | None = None
         self.waits: list[float] = []  # every delay chosen between attempts, in order
-        self._tries = 0  # attempts made by the last call, for its error sentence
 
     # -- pipelines, logs, artifacts ----------------------------------------------------------
 
@@ -190,9 +190,7 @@ class GitLabForge(GitLabCommands):
 
     def find_change_request(self, source_branch: str, include_closed: bool = False) -> ChangeRequest | None:
         def fetch() -> ChangeRequest | None:
-            found = self._project.mergerequests.list(state="opened", source_branch=source_branch,
-                                                     get_all=True)
-            opened = next((change_request(m.attributes) for m in found), None)
+            opened = self._find_open(source_branch)
             if opened is not None or not include_closed:
                 return opened
             # newest first (GitLab's default order: created_at desc): the last decision made
@@ -203,21 +201,29 @@ class GitLabForge(GitLabCommands):
 
     def open_change_request(self, source: str, target: str, title: str, body: str,
                             draft: bool = True) -> ChangeRequest:
-        found = self.find_change_request(source)
-        if found is not None:
-            return found
+        """Look up, then create; a 5xx or a cut-off answer is retried the same way. The look-up
+        makes the retry safe: a create whose answer was lost may still have opened the merge
+        request, and the next try then finds it instead of opening a second one."""
         data = {"source_branch": source, "target_branch": target, "title": titled(title, draft),
                 "description": body}
+
+        def look_up_then_create() -> ChangeRequest:
+            found = self._find_open(source)
+            if found is not None:
+                return found
+            return change_request(self._project.mergerequests.create(data).attributes)
         try:
-            return self._call("create merge requests", "Developer",
-                              lambda: change_request(self._project.mergerequests.create(data).attributes),
-                              idempotent=False)
+            return self._call("create merge requests", "Developer", look_up_then_create)
         except ForgeError as error:
             # Another job opened it between our search and our create: use theirs.
             again = self.find_change_request(source) if status_of(error) == 409 else None
             if again is None:
                 raise
             return again
+
+    def _find_open(self, source_branch: str) -> ChangeRequest | None:
+        found = self._project.mergerequests.list(state="opened", source_branch=source_branch, get_all=True)
+        return next((change_request(m.attributes) for m in found), None)
 
     def update_change_request(self, number: int, title: str | None = None, body: str | None = None,
                               draft: bool | None = None) -> ChangeRequest:
@@ -349,7 +355,12 @@ class GitLabForge(GitLabCommands):
 
     def _call(self, what: str, role: str, fn: Callable[[], T], *, idempotent: bool = True) -> T:
         """`fn` with our retries; a failure becomes a ForgeError naming `what` and the `role` needed."""
-        self._tries = 0
+        tries = 0  # counted here: a call that is not retried made one attempt, not zero
+
+        def counted() -> T:
+            nonlocal tries
+            tries += 1
+            return fn()
 
         def retryable(error: BaseException) -> bool:
             if isinstance(error, TransientHttp):
@@ -358,25 +369,26 @@ class GitLabForge(GitLabCommands):
         retrying = Retrying(retry=retry_if_exception(retryable), wait=self._wait, stop=self._stop,
                             sleep=self._record_and_sleep, reraise=True)
         try:
-            return retrying(fn)
+            return retrying(counted)
         except TransientHttp as error:
-            raise self._error(error.status, error.message, what, role) from None
+            raise self._error(error.status, error.message, what, role, tries) from None
         except gitlab.GitlabError as error:
-            raise self._error(error.response_code, message_of(error.error_message), what, role) from None
+            raise self._error(error.response_code, message_of(error.error_message), what, role,
+                              tries) from None
         except Exception as error:
             if not is_connection_error(error):
                 raise
-            raise ForgeError(f"Could not reach GitLab at {self._url} to {what} after {self._tries} "
-                             f"attempts ({error.__class__.__name__}).") from None
+            raise ForgeError(f"Could not reach GitLab at {self._url} to {what} after "
+                             f"{attempts_text(tries)} ({error.__class__.__name__}).") from None
 
-    def _error(self, status: int | None, message: str, what: str, role: str) -> ForgeError:
+    def _error(self, status: int | None, message: str, what: str, role: str, tries: int) -> ForgeError:
         if status is None:  # not an API answer: a login page, a redirect, a proxy in the way
             said = message.split(". ")[0][:120]
             text = (f"GitLab gave an answer we could not read while trying to {what} ({said}); "
                     f"check that {self._url} is the GitLab server (CI_SERVER_URL).")
         else:
             text = sentence(status, message, what=what, role=role, job_token=self._job_token,
-                            project=self._project_name, attempts=self._tries)
+                            project=self._project_name, attempts=tries)
         text = text.replace(self._token, "[MASKED]") if self._token else text
         return StatusForgeError(status, text) if status is not None else ForgeError(text)
 
@@ -394,7 +406,6 @@ class GitLabForge(GitLabCommands):
         return base * (0.75 + 0.25 * random.random())
 
     def _stop(self, state: RetryCallState) -> bool:
-        self._tries = state.attempt_number
         if state.attempt_number >= self._attempts:
             return True
         return state.idle_for + state.upcoming_sleep > self._max_total_wait_s

@@ -120,10 +120,15 @@ def sentence(status: int | None, message: str, *, what: str, role: str, job_toke
         return (f"GitLab found nothing to {what} ({said}); check the project {project!r} and that the "
                 "token's user is a member who can see it.")
     if status == 429:
-        return f"GitLab kept rate-limiting us ({said}) after {attempts} attempts to {what}; try again later."
+        return (f"GitLab kept rate-limiting us ({said}) after {attempts_text(attempts)} to {what}; "
+                "try again later.")
     if status is not None and status >= 500:
-        return f"GitLab kept failing ({said}) after {attempts} attempts to {what}; try again later."
+        return f"GitLab kept failing ({said}) after {attempts_text(attempts)} to {what}; try again later."
     return f"GitLab refused to {what} ({said})."
+
+
+def attempts_text(count: int) -> str:
+    return f"{count} attempt" if count == 1 else f"{count} attempts"
 
 
 def is_connection_error(error: BaseException) -> bool:

@@ -379,7 +379,7 @@ def test_rate_limit_reset_beyond_the_budget_stops_at_once(fake: GitHubFake) -> N
     waits: list[float] = []
     reset = int(time.time()) + 3600
     fake.inject(rate_limited_403(reset), path="/branches/", times=5)
-    with pytest.raises(ForgeError, match=r"rate-limiting us.*after 1 attempts.*resets at") as caught:
+    with pytest.raises(ForgeError, match=r"rate-limiting us.*after 1 attempt to.*resets at") as caught:
         make(fake, sleep=waits.append, max_total_wait_s=60).protected("main")
     assert waits == [] and caught.value.exit_code is ExitCode.EXTERNAL_SERVICE
     assert time.strftime("%H:%M:%S", time.gmtime(reset)) in str(caught.value)
