@@ -3,14 +3,13 @@
 
 The job is the `.post`-stage `ci-agent-fix` job of `pipelines/gitlab/ci-agent.yml` (a failed
 pipeline) or its `ci-agent-success` job (a green pipeline on a `ci-agent/fix/*` branch). The
-failure is read from the failed jobs' traces (API) and from the result files earlier jobs left
-as artifacts, which GitLab restores into this job's workspace; only when none is there are the
-pipeline's artifact archives fetched through the API.
+failure is read from the failed jobs' traces and from the build logs and result files in those
+jobs' artifacts, all fetched through the API; never from the checkout, which holds only what the
+commit holds (the job has `dependencies: []`).
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -32,7 +31,7 @@ from ci_agent.errors import CiAgentError, ExitCode, ForgeError, UsageError
 from ci_agent.fixcycle import gitops
 from ci_agent.fixcycle.platform import GITLAB_WORDS
 from ci_agent.fixcycle.runner import Result, run_cycle, summary
-from ci_agent.fixcycle.sources import Sources, fetched_sources, inline_sources
+from ci_agent.fixcycle.sources import Sources, fetched_sources
 from ci_agent.forge.base import Forge, PipelineStarter
 from ci_agent.redact import Redactor, sanitize_untrusted
 
@@ -107,12 +106,10 @@ class GitLabPlatform:
         return gitops.auth_config(repo, token, self.ctx.server_url, user="oauth2")
 
     def sources(self, forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Path) -> Sources:
-        local = inline_sources(inputs, self.ctx.project_dir)
-        restored = any(glob.glob(pattern, recursive=True) for pattern in local.result_globs)
-        fetched = fetched_sources(forge, trig, inputs, dest, artifacts=not restored,
-                                  own_prefix=own_job_prefix(self.ctx.job_name))
-        globs = local.result_globs if restored else fetched.result_globs
-        return Sources(fetched.logs + local.logs, globs, fetched.notes)
+        """The failed jobs' traces, and `build_logs` / `test_results` in their artifacts. Never
+        the checkout: this job (`dependencies: []`) wrote no result, so a file there is the
+        commit's own (sources.py says the rule)."""
+        return fetched_sources(forge, trig, inputs, dest, own_prefix=own_job_prefix(self.ctx.job_name))
 
     def start_ci(self, forge: Forge, token: str, fix_branch: str, commit: str) -> str:
         """A push made with CI_JOB_TOKEN starts no pipeline: create one through the API."""

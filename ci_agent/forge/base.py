@@ -113,7 +113,10 @@ class Forge(Protocol):
 
     def download_job_log(self, job_id: int, dest: Path) -> JobLog: ...
 
-    def download_artifacts(self, run_id: int, dest: Path) -> list[Artifact]: ...
+    def download_artifacts(self, run_id: int, dest: Path, jobs: Sequence[int] | None = None
+                           ) -> list[Artifact]:
+        """The run's artifacts extracted under `dest`. `jobs` (the failed jobs' ids) keeps only
+        theirs where artifacts belong to a job (GitLab); GitHub's belong to the run: all of them."""
 
     def find_change_request(self, source_branch: str, include_closed: bool = False) -> ChangeRequest | None:
         """The open change request from `source_branch`; with `include_closed`, the newest one in

@@ -129,7 +129,9 @@ class GitHubForge:
             return JobLog(job_id, job.name, path, truncated)
         return self._call(f"download the log of job {job_id}", "actions: read", fetch)
 
-    def download_artifacts(self, run_id: int, dest: Path) -> list[Artifact]:
+    def download_artifacts(self, run_id: int, dest: Path, jobs: Sequence[int] | None = None
+                           ) -> list[Artifact]:
+        # An Actions artifact belongs to the run, not to a job: `jobs` cannot narrow it.
         listed = self._call(
             f"list the artifacts of run {run_id}", "actions: read",
             lambda: [(a.name, a.archive_download_url, a.expired)

@@ -129,13 +129,19 @@ class GitLabForge(GitLabCommands):
             return JobLog(job_id, job.name, path, truncated)
         return self._call(f"download the log of job {job_id}", "Reporter", fetch)
 
-    def download_artifacts(self, run_id: int, dest: Path) -> list[Artifact]:
-        jobs = self._call(f"list the jobs of pipeline {run_id}", "Reporter",
-                          lambda: [j.attributes for j in self._project.pipelines.get(run_id, lazy=True)
-                                   .jobs.list(get_all=True)])
+    def download_artifacts(self, run_id: int, dest: Path, jobs: Sequence[int] | None = None
+                           ) -> list[Artifact]:
+        """The artifacts archives of the pipeline's jobs (of `jobs` only, when given: a passing
+        job's files, or a report job's copy of them, are not the failure)."""
+        listed = self._call(f"list the jobs of pipeline {run_id}", "Reporter",
+                            lambda: [j.attributes for j in self._project.pipelines.get(run_id, lazy=True)
+                                     .jobs.list(get_all=True)])
+        wanted = None if jobs is None else set(jobs)
         results: list[Artifact] = []
-        for job in jobs:
+        for job in listed:
             name, job_id = str(job["name"]), int(job["id"])
+            if wanted is not None and job_id not in wanted:
+                continue
             archive = next((a for a in job.get("artifacts") or [] if a.get("file_type") == "archive"), None)
             if archive is None:
                 expired = expired_at(job.get("artifacts_expire_at"))

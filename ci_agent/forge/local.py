@@ -143,7 +143,9 @@ class LocalForge:
             return JobLog(job_id, match.group(2), target, truncated)
         raise ForgeError(f"The local forge has no log for job {job_id}.")
 
-    def download_artifacts(self, run_id: int, dest: Path) -> list[Artifact]:
+    def download_artifacts(self, run_id: int, dest: Path, jobs: Sequence[int] | None = None
+                           ) -> list[Artifact]:
+        # The local forge keeps artifacts per run, as GitHub does: `jobs` cannot narrow them.
         results = []
         for archive in sorted((self._run_dir(run_id) / "artifacts").glob("*.zip")):
             name = archive.stem

@@ -27,7 +27,7 @@ import json
 import os
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,8 +201,12 @@ class World:
     # -- the project's pipeline -------------------------------------------------------------------
 
     def pipeline(self, branch: str, *, sha: str | None = None, source: str = "push",
-                 mr_iid: int | None = None, source_project_id: int | None = None) -> Pipeline:
-        """One pipeline of the project's CI at `branch`'s tip (or `sha`), recorded in the fake."""
+                 mr_iid: int | None = None, source_project_id: int | None = None,
+                 test_files: Mapping[str, str] | None = None,
+                 lint_files: Mapping[str, str] | None = None) -> Pipeline:
+        """One pipeline of the project's CI at `branch`'s tip (or `sha`), recorded in the fake.
+        `test_files` / `lint_files`: more files in the test / (passing) lint job's artifacts, by
+        their path in the project directory (a build log the job tee'd, say)."""
         tip = sha or self.origin_tip(branch)
         assert tip is not None, f"no branch {branch} in origin"
         checkout = self.clone(tip, "ci")
@@ -218,9 +222,15 @@ class World:
             (staged / "test-results").mkdir(parents=True)
             for path in results.iterdir():
                 (staged / "test-results" / path.name).write_bytes(path.read_bytes())
-        archive = zip_of(staged) if results.is_dir() else None
+        _stage(staged, test_files or {})
+        archive = zip_of(staged) if results.is_dir() or test_files else None
         lint_trace = runner_trace("ruff check .", "All checks passed!\n", 0, tip, branch)
-        lint = FakeJob("lint", "success", lint_trace, stage="build")
+        lint_archive = None
+        if lint_files:
+            lint_staged = self.tmp / "runner" / f"artifacts-{next(self._clones)}"
+            _stage(lint_staged, lint_files)
+            lint_archive = zip_of(lint_staged)
+        lint = FakeJob("lint", "success", lint_trace, lint_archive, stage="build")
         test = FakeJob("test", status, trace, archive)
         pipeline_id = self.gitlab.add_pipeline(branch, tip, status, [lint, test], source=source)
         job_id = max(self.gitlab.job_ids(pipeline_id))
@@ -357,6 +367,12 @@ class World:
         """Bodies of every note ci-agent created on `iid` (edits are not creations)."""
         posts = self.gitlab.requests_to("POST", rf"/projects/(42|acme/shop)/merge_requests/{iid}/notes")
         return [str(r.body["body"]) for r in posts if isinstance(r.body, dict)]
+
+
+def _stage(root: Path, files: Mapping[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
 
 
 def _as_variable(value: Any) -> str:
