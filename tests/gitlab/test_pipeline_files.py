@@ -127,7 +127,8 @@ def test_overrides_reach_every_place_they_are_used() -> None:
         assert variables["CI_AGENT_INPUT_DRAFT"] is False and variables["CI_AGENT_INPUT_DRY_RUN"] is True
         assert variables["CI_AGENT_INPUT_BUILD_LOGS"] == "build.log, test.log"
     distill = _jobs(gitlab_ci.render(DISTILL_FILE.read_text(), OVERRIDES[DISTILL_FILE]))["reports"]
-    assert (distill["stage"], distill["when"]) == ("report", "on_failure")
+    assert distill["stage"] == "report" and "when" not in distill, "`when` lives in the rules"
+    assert gitlab_ci.job_when(distill, _branch("main")) == "on_failure"
 
 
 @pytest.mark.parametrize(("given", "message"), [
@@ -307,6 +308,19 @@ def test_the_fix_jobs_never_run_in_command_or_poll_pipelines(env: dict[str, str]
         here = {**env, "CI_COMMIT_BRANCH": branch, "CI_COMMIT_REF_NAME": branch}
         assert gitlab_ci.job_when(jobs["ci-agent-fix"], here) == "never"
         assert gitlab_ci.job_when(jobs["ci-agent-success"], here) == "never"
+
+
+@pytest.mark.parametrize(("env", "when"), [
+    (_branch("main"), "always"), (_mr("feature/login"), "always"),
+    ({**BRANCH, "CI_COMMIT_TAG": "v1.0", "CI_COMMIT_REF_NAME": "v1.0"}, "always"),
+    (_branch("ci-agent/fix/main"), "always"), (_mr("feature/login", source_project="99"), "always"),
+    (COMMAND, "never"), ({**COMMAND, "CI_PIPELINE_SOURCE": "push"}, "never"), (POLL, "never"),
+], ids=["main", "mr", "tag", "fix-branch", "fork-mr", "command", "push-with-the-variable", "poll"])
+def test_the_distill_job_never_runs_in_command_or_poll_pipelines(env: dict[str, str], when: str) -> None:
+    """Those pipelines build nothing; everywhere else the reports help (no secret is read)."""
+    for given, expected in (({}, when), ({"when": "on_failure"}, "on_failure" if when != "never" else when)):
+        job = _jobs(gitlab_ci.render(DISTILL_FILE.read_text(), given))["ci-agent-distill"]
+        assert gitlab_ci.job_when(job, env) == expected
 
 
 def test_one_command_per_merge_request_and_one_poll_at_a_time() -> None:
