@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
-from ci_agent.errors import UsageError
+from ci_agent.errors import ForgeError, UsageError
+from ci_agent.forge.github_http import status_of
 from ci_agent.relay import SECRET_VARIABLE, NoteCommand, Relay, start_command_pipeline, stderr_log
 
 TOKEN_VARIABLE = "CI_AGENT_GITLAB_TOKEN"
@@ -36,8 +37,8 @@ def register(verbs: Any) -> None:
                        help="address to listen on (default 127.0.0.1; 0.0.0.0 in a container)")
     serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
     serve.add_argument("--project", action="append", default=[], metavar="PATH_OR_ID",
-                       help="serve only this project (repeatable); default: any project whose "
-                       "webhook knows the secret")
+                       help="serve only this project (repeatable; resolved to its id and path through "
+                       "the API at startup); default: any project whose webhook knows the secret")
     serve.add_argument("--gitlab-url", default=None, metavar="URL",
                        help="the GitLab server (default: CI_AGENT_GITLAB_URL, CI_SERVER_URL, https://gitlab.com)")
     serve.set_defaults(handler=run_serve)
@@ -49,6 +50,26 @@ def gitlab_url(given: str | None, env: Mapping[str, str]) -> str:
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise UsageError(f"the GitLab URL must be http(s)://host, not {url[:80]!r}")
     return url
+
+
+def resolve_projects(url: str, token: str, given: list[str]) -> dict[int, str]:
+    """The allow-list as GitLab names it: {numeric id: path_with_namespace} for each `--project`
+    (a path or an id), read once at startup. Pipelines are created only for these ids, whatever
+    id a webhook payload claims."""
+    from ci_agent.forge.gitlab import GitLabForge
+
+    resolved: dict[int, str] = {}
+    for name in dict.fromkeys(n.strip() for n in given if n.strip()):
+        forge = GitLabForge(name, token, url=url, max_total_wait_s=60)
+        try:
+            project_id, path = forge.project_identity()
+        except ForgeError as error:
+            if status_of(error) in (403, 404):
+                raise UsageError(f"--project {name[:100]!r}: the token cannot see that project on {url} "
+                                 f"({error})") from None
+            raise
+        resolved[project_id] = path
+    return resolved
 
 
 def pipeline_starter(url: str, token: str) -> Any:
@@ -82,13 +103,14 @@ def run_serve(args: argparse.Namespace, env: Mapping[str, str] | None = None) ->
         raise UsageError(f"{TOKEN_VARIABLE} is not set; the relay needs a project access token (api scope, "
                          "Developer role) to create pipelines")
     url = gitlab_url(args.gitlab_url, env)
+    projects = resolve_projects(url, token, args.project)
     try:
-        relay = Relay(secret, pipeline_starter(url, token), projects=args.project, host=args.host,
+        relay = Relay(secret, pipeline_starter(url, token), projects=projects, host=args.host,
                       port=args.port)
     except OSError as error:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}") from None
     host, port = relay.address
-    served = ", ".join(sorted(relay.projects)) or "any project"
+    served = ", ".join(f"{path} (id {pid})" for pid, path in sorted(projects.items())) or "any project"
     stderr_log(f"ci-agent relay listening on {host}:{port} for {served}, creating pipelines on {url}")
     stop = threading.Event()
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from gitlab import Gitlab
 from gitlab.v4.objects import Project, ProjectMergeRequest
 
 from ci_agent.errors import ForgeError
@@ -51,6 +52,8 @@ class GitLabCommands:
     `_project`, `_mr` and `_call`; the stubs here only tell the type checker so."""
 
     _project: Project
+    _gl: Gitlab
+    _ident: str | int
 
     def _mr(self, number: int) -> ProjectMergeRequest:
         raise NotImplementedError
@@ -92,6 +95,14 @@ class GitLabCommands:
                                                                 order_by="id", sort="desc", per_page=1,
                                                                 get_all=False))
         return int(found[0].id) if found else None
+
+    def project_identity(self) -> tuple[int, str]:
+        """(numeric id, path_with_namespace) of the project as GitLab names it: what the relay's
+        `--project` resolves to, so a pipeline is only ever created for that id."""
+        def fetch() -> tuple[int, str]:
+            project = self._gl.projects.get(self._ident)
+            return int(project.id), str(project.path_with_namespace)
+        return self._call("read the project", "Guest", fetch)
 
     # -- the poller --------------------------------------------------------------------------
 

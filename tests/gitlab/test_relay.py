@@ -21,7 +21,8 @@ import pytest
 
 from ci_agent.commands.serve import gitlab_url, pipeline_starter, run_serve
 from ci_agent.errors import UsageError
-from ci_agent.relay import MAX_BODY, MR_VARIABLE, NOTE_VARIABLE, NoteCommand, Relay, SeenNotes, judge
+from ci_agent.relay import MR_VARIABLE, NOTE_VARIABLE, NoteCommand, Relay, SeenNotes, judge
+from ci_agent.relay_http import MAX_BODY
 from tests.fakes.gitlab_fake import GitLabFake
 
 SECRET = "s3cret-webhook-token-0123456789"
@@ -179,13 +180,21 @@ def test_everything_else_is_200_ignored(running: Running, fake: GitLabFake, payl
     assert fake.created_pipelines == []
 
 
-def test_the_project_allow_list(fake: GitLabFake) -> None:
-    allowed = frozenset({"acme/shop", "99"})
+def test_the_project_allow_list_is_the_id_and_path_gitlab_resolved(fake: GitLabFake) -> None:
+    from ci_agent.commands.serve import resolve_projects
+
+    allowed = resolve_projects(fake.url, TOKEN, ["acme/shop", "42", " "])
+    assert allowed == {42: "acme/shop"}
     assert isinstance(judge("Note Hook", note_hook(path="ACME/Shop"), allowed), NoteCommand)
-    assert isinstance(judge("Note Hook", note_hook(project_id=99, path="x/y"), allowed), NoteCommand)
+    assert judge("Note Hook", note_hook(project_id=99, path="acme/shop"), allowed) == \
+        "a project whose id and path are not the pair GitLab gave for the served project"
+    assert judge("Note Hook", note_hook(project_id=42, path="evil/shop"), allowed) == \
+        "a project whose id and path are not the pair GitLab gave for the served project"
     assert judge("Note Hook", note_hook(project_id=5, path="evil/shop"), allowed) == \
         "a project that is not served here"
-    assert isinstance(judge("Note Hook", note_hook(project_id=5, path="evil/shop"), frozenset()), NoteCommand)
+    assert isinstance(judge("Note Hook", note_hook(project_id=5, path="evil/shop"), {}), NoteCommand)
+    with pytest.raises(UsageError, match="--project 'acme/none'"):
+        resolve_projects(fake.url, TOKEN, ["acme/none"])
 
 
 def test_a_refused_pipeline_is_logged_with_the_remedy_and_may_be_redelivered(

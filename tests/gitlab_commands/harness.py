@@ -261,13 +261,16 @@ def note_hook(fake: GitLabFake, iid: int, note_id: int, *, action: str | None = 
 class RelayProcess:
     """`ci-agent serve --port 0` as a process, creating pipelines in the fake with the bot's token."""
 
-    def __init__(self, fake: GitLabFake, *, secret: str = SECRET, token: str = BOT_TOKEN) -> None:
+    def __init__(self, fake: GitLabFake, *, secret: str = SECRET, token: str = BOT_TOKEN,
+                 projects: list[str] | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_OURS) and k not in _SECRETS}
         env.update(CI_AGENT_WEBHOOK_SECRET=secret, CI_AGENT_GITLAB_TOKEN=token, CI_AGENT_GITLAB_THROTTLE="0")
         self.secret, self.token = secret, token
+        served = [fake.project_path] if projects is None else projects
         self.process = subprocess.Popen(
             [sys.executable, "-m", "ci_agent", "serve", "--port", "0", "--gitlab-url", fake.url,
-             "--project", fake.project_path], env=env, stderr=subprocess.PIPE, text=True)
+             *(arg for name in served for arg in ("--project", name))],
+            env=env, stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []
         self._lines: queue.Queue[str] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -129,7 +129,7 @@ def run_relay_judge(data: bytes) -> None:
         return
     if not isinstance(payload, dict):
         return
-    for projects in (frozenset(), frozenset({"group/app", "5"})):
+    for projects in ({}, {5: "group/app"}):
         found = judge("Note Hook", payload, projects)
         if isinstance(found, NoteCommand):
             if min(found.project_id, found.mr_iid, found.note_id) <= 0:
