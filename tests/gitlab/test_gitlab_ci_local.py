@@ -6,6 +6,9 @@ must be exactly the README's table under "GitLab CI", parsed from README.md.
 Push pipelines run on a real branch of the sample (gitlab-ci-local takes the branch from git);
 what git cannot say (merge request, tag, fork, API and schedule sources, the commit message) is
 given as `--variable`, as GitLab would predefine it.
+
+Time: each listing takes 1.5-2 s on an idle machine (about 7 s while seven other test runs share
+its two cores); the schema check adds about 2 s.
 """
 
 from __future__ import annotations
@@ -157,6 +160,17 @@ def _json(stdout: str) -> list[dict[str, object]]:
     data = json.loads(stdout[stdout.index("["):])
     assert isinstance(data, list)
     return data
+
+
+def test_a_missing_emulator_fails_in_ci_and_skips_elsewhere(monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="must not be skipped"):
+        ci_local.binary()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="not installed"):
+        ci_local.binary()
 
 
 def test_the_readme_words_are_the_only_ones_used() -> None:
