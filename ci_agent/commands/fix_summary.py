@@ -9,6 +9,8 @@ from ci_agent.collect import describe
 from ci_agent.llm.types import Usage
 from ci_agent.redact import sanitize_untrusted
 from ci_agent.render import render
+from ci_agent.render.text import md_code
+from ci_agent.render.untrusted import untrusted_md, untrusted_md_line
 
 FAILURE_BYTES = 16_000
 _TITLES = {
@@ -28,6 +30,9 @@ def _tokens(usage: Usage) -> str:
 
 
 def _fence(text: str, lang: str = "") -> str:
+    # Code is inert in Markdown; invisible characters and HTML comments are still taken out so
+    # the raw body carries nothing hidden.
+    text = sanitize_untrusted(text)
     ticks = "```"
     while ticks in text:
         ticks += "`"
@@ -38,28 +43,28 @@ def _attempt(log: AttemptLog, plan: Plan) -> list[str]:
     out = [f"### Attempt {log.number}"]
     p = log.proposal
     if p is not None:
-        out.append(f"**Summary:** {p.summary}")
-        out.append(f"**Root cause:** {p.root_cause}")
+        out.append(f"**Summary:** {untrusted_md(p.summary)}")
+        out.append(f"**Root cause:** {untrusted_md(p.root_cause)}")
         capped = f" (stated {p.raw_confidence:.2f})" if p.raw_confidence != p.confidence else ""
         out.append(f"**Confidence:** {p.confidence:.2f}{capped}")
         for label, items in (("Assumptions", p.assumptions), ("Open questions", p.open_questions),
                              ("Gate notes", p.gate_notes)):
             if items:
-                out.append(f"**{label}:**\n" + "\n".join(f"- {i}" for i in items))
+                out.append(f"**{label}:**\n" + "\n".join(f"- {untrusted_md_line(i)}" for i in items))
     if log.give_up:
-        out.append(f"**No patch:** {log.give_up}")
+        out.append(f"**No patch:** {untrusted_md(log.give_up)}")
     if log.diff:
-        out.append(f"**Patch** ({', '.join(log.files)}):\n\n" + _fence(log.diff, "diff"))
+        out.append(f"**Patch** ({', '.join(md_code(f) for f in log.files)}):\n\n" + _fence(log.diff, "diff"))
     if log.verified is True:
-        out.append(f"**Verification:** `{describe(plan.verify)}` passed.")
+        out.append(f"**Verification:** {md_code(describe(plan.verify))} passed.")
     elif log.verified is False:
-        out.append(f"**Verification:** `{describe(plan.verify)}` failed; the patch was rolled back.")
+        out.append(f"**Verification:** {md_code(describe(plan.verify))} failed; the patch was rolled back.")
         if log.after is not None:
             out.append(_fence(render(log.after, "llm", 4000)))
     elif log.diff:
         out.append("**Verification:** none before the push (no verify command); CI decides.")
     if log.commit:
-        out.append(f"**Commit:** `{log.commit[:12]}` on `{plan.fix_branch}`")
+        out.append(f"**Commit:** `{log.commit[:12]}` on {md_code(plan.fix_branch)}")
     if log.rejections:
         out.append(f"**Patches rejected before this one:** {len(log.rejections)}")
     out.append(f"**Tokens:** {_tokens(log.usage)}; {log.turns} model call(s)")
@@ -68,9 +73,9 @@ def _attempt(log: AttemptLog, plan: Plan) -> list[str]:
 
 def summary_markdown(outcome: Outcome, plan: Plan) -> str:
     out = [f"# ci-agent fix: {_TITLES.get(outcome.status, outcome.status)}",
-           f"Branch `{plan.source_ref}` -> fix branch `{outcome.fix_branch}`."]
+           f"Branch {md_code(plan.source_ref)} -> fix branch {md_code(outcome.fix_branch)}."]
     if outcome.message:
-        out.append(outcome.message)
+        out.append(untrusted_md(outcome.message))
     if outcome.no_progress:
         out.append("**No progress:** the failure is one a previous patch already tried to fix.")
     budget = outcome.budget
@@ -79,8 +84,8 @@ def summary_markdown(outcome: Outcome, plan: Plan) -> str:
                    "attempts used.")
         if outcome.status == "escalated" and budget.failures:
             out.append("## Failed attempts\n" + "\n".join(
-                f"- attempt {f.number}: {f.summary or '(no summary)'} — failure after it: "
-                f"`{f.after or 'unknown'}`" for f in budget.failures))
+                f"- attempt {f.number}: {untrusted_md_line(f.summary) or '(no summary)'} — failure after it: "
+                f"{md_code(f.after or 'unknown')}" for f in budget.failures))
     if outcome.report is not None and outcome.status != "nothing_to_do":
         out.append("## What failed\n\n" + _fence(render(outcome.report, "llm", FAILURE_BYTES)))
     if outcome.attempts:
@@ -89,8 +94,9 @@ def summary_markdown(outcome: Outcome, plan: Plan) -> str:
             out.extend(_attempt(log, plan))
         out.append(f"**Total tokens:** {_tokens(outcome.usage)}")
     if outcome.worktree is not None:
-        out.append(f"Worktree kept at `{outcome.worktree}`.")
-    # Test messages, log lines and the model's own words are untrusted: an HTML comment among
-    # them would hide text in a rendered comment or forge our `<!-- ci-agent:v1 ... -->` marker.
-    # Nothing of ours in this summary is an HTML comment or an invisible character.
-    return sanitize_untrusted("\n\n".join(out)) + "\n"
+        out.append(f"Worktree kept at {md_code(str(outcome.worktree))}.")
+    # Test messages, log lines and the model's own words are untrusted: each went through
+    # `untrusted_md` (prose), `md_code` (names) or `_fence` (code) above, so nothing here can
+    # mention, load an image, inject HTML or hide text. No whole-body pass after that: it would
+    # undo the zero-width spaces that keep mentions inert.
+    return "\n\n".join(out) + "\n"

@@ -138,10 +138,10 @@ def _run(ctx: _Context, command: SlashCommand) -> Result:
     name = command.name
     who = sanitize_untrusted(ctx.author)[:64]
     if name == "help":
-        _answer(ctx, "commands", [help_text(command.unknown)])
+        _answer(ctx, "commands", [texts.Markup(help_text(command.unknown))])
         return Result("skipped", ExitCode.OK, "help posted", ctx.fix_branch)
     if name == "status":
-        _answer(ctx, "status", [f"Asked by @{who}."], _budget(ctx))
+        _answer(ctx, "status", [texts.Markup(f"Asked by @{who}.")], _budget(ctx))
         return Result("skipped", ExitCode.OK, "status posted", ctx.fix_branch)
     if name in ("stop", "resume"):
         for number in dict.fromkeys([ctx.holder.number, ctx.cr.number]):
@@ -151,7 +151,7 @@ def _run(ctx: _Context, command: SlashCommand) -> Result:
                 forge.remove_label(number, texts.PAUSED_LABEL)
         line = ("No automatic attempts until `/ci-agent resume`; commands still work." if name == "stop"
                 else "Automatic attempts resume with the next failed run.")
-        _answer(ctx, "paused" if name == "stop" else "resumed", [f"@{who}: {line}"])
+        _answer(ctx, "paused" if name == "stop" else "resumed", [texts.Markup(f"@{who}: {line}")])
         return Result("skipped", ExitCode.OK, f"{name} done", ctx.fix_branch)
     if ctx.cr.fork:
         why = ("this change request comes from a fork; ci-agent never checks out or runs a fork's code "
@@ -187,7 +187,7 @@ def _cycle(ctx: _Context, command: SlashCommand) -> Result:
     # The handled comment is written down before the cycle starts: a crash later cannot make it
     # run twice (the reaction says so too).
     asker = sanitize_untrusted(ctx.author)[:64]
-    _answer(ctx, f"working on /ci-agent {command.name}", [f"Asked by @{asker}."])
+    _answer(ctx, f"working on /ci-agent {command.name}", [texts.Markup(f"Asked by @{asker}.")])
     on_fix = ctx.cr.source_branch.startswith(FIX_BRANCH_PREFIX)
     trig = Trigger("command", ctx.cr.source_branch, head, str(run), "1", "failure",
                    None if on_fix else ctx.cr.number, ctx.author)

@@ -30,7 +30,8 @@ from ci_agent.fixcycle.runner import Result, run_cycle, summary
 from ci_agent.fixcycle.sources import Sources, fetched_sources, inline_sources
 from ci_agent.forge.base import Forge
 from ci_agent.gh_output import annotation_lines, log_line, mask_secrets, write_outputs, write_summary
-from ci_agent.redact import Redactor, sanitize_untrusted
+from ci_agent.redact import Redactor
+from ci_agent.render.untrusted import untrusted_md
 
 if TYPE_CHECKING:
     from ci_agent.llm.client import ModelClient
@@ -156,7 +157,7 @@ def finish_github(env: Mapping[str, str], run: Runner,
         write_outputs(env.get("GITHUB_OUTPUT", ""), {"outcome": "error", "attempt": "", "branch": "",
                                                      "pr_number": "", "pr_url": "", "tokens": ""})
         summary_path = env.get("GITHUB_STEP_SUMMARY", "")
-        write_summary(summary_path, f"## ci-agent: error\n\n{sanitize_untrusted(redact(str(exc)))}\n")
+        write_summary(summary_path, f"## ci-agent: error\n\n{untrusted_md(redact(str(exc)))}\n")
         raise
     write_outputs(ctx.output_path, outputs(result))
     write_summary(ctx.summary_path, redact(summary(result, GITHUB_WORDS)))

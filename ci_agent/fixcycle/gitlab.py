@@ -34,6 +34,7 @@ from ci_agent.fixcycle.runner import Result, run_cycle, summary
 from ci_agent.fixcycle.sources import Sources, fetched_sources
 from ci_agent.forge.base import Forge, PipelineStarter
 from ci_agent.redact import Redactor, sanitize_untrusted
+from ci_agent.render.untrusted import untrusted_md
 
 if TYPE_CHECKING:
     from ci_agent.llm.client import ModelClient
@@ -220,7 +221,7 @@ def finish_gitlab(env: Mapping[str, str],
         result = run(env, client_factory)
     except CiAgentError as exc:
         write_dotenv(workdir / OUTPUT_ENV_FILE, {"CI_AGENT_OUTCOME": "error"})
-        _write(workdir / SUMMARY_FILE, f"## ci-agent: error\n\n{sanitize_untrusted(redact(str(exc)))}\n")
+        _write(workdir / SUMMARY_FILE, f"## ci-agent: error\n\n{untrusted_md(redact(str(exc)))}\n")
         raise
     write_dotenv(workdir / OUTPUT_ENV_FILE, outputs(result))
     _write(workdir / SUMMARY_FILE, _bounded(redact(summary(result, GITLAB_WORDS))))

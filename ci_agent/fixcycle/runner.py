@@ -30,6 +30,7 @@ from ci_agent.fixcycle.sources import Sources
 from ci_agent.forge.base import ChangeRequest, Forge, Permission
 from ci_agent.forge_state import ForgeState, events, fetch_fix_branch, observe_run, read_chain
 from ci_agent.gh_output import log_line
+from ci_agent.render.untrusted import untrusted_md, untrusted_md_line
 
 if TYPE_CHECKING:
     from ci_agent.attempt import Outcome, Plan
@@ -56,10 +57,8 @@ _TITLES = {"fixed": "fixed", "committed": "patch pushed, CI decides", "escalated
 
 def summary(result: Result, words: Words) -> str:
     """The job summary: the outcome, its sentence, the fix change request, the run's details."""
-    from ci_agent.redact import sanitize_untrusted
-
     title = _TITLES.get(result.outcome, result.outcome)
-    lines = [f"## ci-agent: {title}", sanitize_untrusted(result.message)]
+    lines = [f"## ci-agent: {title}", untrusted_md(result.message)]
     if result.pr is not None:
         lines.append(f"Fix {words.change_request}: [{words.ref(result.pr.number)}]({result.pr.url})")
     if result.details:
@@ -415,7 +414,8 @@ class _Runner:
                 tokens: int = 0, pr: ChangeRequest | None = None, collected: Collected | None = None,
                 details: str = "") -> Result:
         if self.notes:
-            details = "**Inputs not used:**\n" + "".join(f"- {n}\n" for n in self.notes) + "\n" + details
+            notes = "".join(f"- {untrusted_md_line(n)}\n" for n in self.notes)
+            details = "**Inputs not used:**\n" + notes + "\n" + details
         return Result(outcome, code, message, cycle.fix_branch, attempt, pr or cycle.pr, tokens, details,
                       collected.report if collected else None)
 

@@ -11,6 +11,8 @@ from ci_agent.fixcycle.platform import GITHUB_WORDS, Words
 from ci_agent.model import Report
 from ci_agent.redact import sanitize_untrusted
 from ci_agent.render import render
+from ci_agent.render.text import md_code
+from ci_agent.render.untrusted import untrusted_md, untrusted_md_line
 
 ESCALATION_TAG = "<!-- ci-agent:escalation -->"
 LABEL = "ci-agent"
@@ -53,14 +55,22 @@ def ci_note(actions_token: bool, workflow: str, dispatched: bool | None, fix_bra
             "and name it in `ci_workflow`.")
 
 
+class Markup(str):
+    """Markdown of ours, posted as written (a deliberate mention of the asker, the proposal block
+    whose bytes `/ci-agent apply` checks, the help list). Every other line of a status comment
+    is treated as untrusted."""
+
+
 def status_text(headline: str, fix_branch: str, source: str, budget: Budget | None, lines: Sequence[str],
                 tokens: int) -> str:
+    """The status comment. `lines` are untrusted unless `Markup`: run messages quote branch names,
+    error text and the model's words, so each goes through `untrusted_md` here, the one place."""
     out = [f"### ci-agent: {headline}",
-           f"Fix branch `{fix_branch}` for `{source}`."]
+           f"Fix branch {md_code(fix_branch)} for {md_code(source)}."]
     if budget is not None:
         out.append(f"Budget: {budget.consecutive_failures} of {budget.max_attempts} consecutive failed "
                    "attempts used.")
-    out.extend(line for line in lines if line)
+    out.extend(line if isinstance(line, Markup) else untrusted_md(line) for line in lines if line)
     out.append(f"Tokens used on this fix branch: {tokens}.")
     return "\n\n".join(out) + "\n"
 
@@ -68,12 +78,12 @@ def status_text(headline: str, fix_branch: str, source: str, budget: Budget | No
 def escalation_text(fix_branch: str, failures: Sequence[AttemptRecord], report: Report | None,
                     tokens: int) -> str:
     out = [ESCALATION_TAG,
-           f"### ci-agent: escalated after {len(failures)} failed attempts on `{fix_branch}`",
+           f"### ci-agent: escalated after {len(failures)} failed attempts on {md_code(fix_branch)}",
            "ci-agent makes no further automatic attempts on this branch. A person needs to look; "
            "a commit pushed to this branch, or a green run, starts a new count.",
            "#### What each attempt changed"]
-    out.extend(f"- attempt {f.number}: {sanitize_untrusted(f.summary) or '(no summary)'} — failure "
-               f"after it: `{f.after or 'see CI'}`" for f in failures)
+    out.extend(f"- attempt {f.number}: {untrusted_md_line(f.summary) or '(no summary)'} — failure "
+               f"after it: {md_code(f.after or 'see CI')}" for f in failures)
     if report is not None:
         out.append("#### What still fails\n\n" + fence(sanitize_untrusted(render(report, "llm",
                                                                                 _FAILURE_BYTES))))
@@ -85,14 +95,14 @@ PROPOSAL_HEADING = "#### Proposed patch"
 MAX_PROPOSAL_CHARS = 40_000  # the status comment must stay well under GitHub's 65,536
 
 
-def proposal_block(diff: str) -> str:
+def proposal_block(diff: str) -> Markup:
     """The patch as posted in mode propose; `extract_proposal` reads exactly this back."""
     ticks = "```"
     while ticks in diff:
         ticks += "`"
     body = diff if diff.endswith("\n") else diff + "\n"  # byte for byte: no stripping here
-    return (f"{PROPOSAL_HEADING}\n\n{ticks}diff\n{body}{ticks}\n\n"
-            "A writer can apply exactly this patch with `/ci-agent apply` (nothing else is applied).")
+    return Markup(f"{PROPOSAL_HEADING}\n\n{ticks}diff\n{body}{ticks}\n\n"
+                  "A writer can apply exactly this patch with `/ci-agent apply` (nothing else is applied).")
 
 
 def extract_proposal(body: str) -> str | None:
@@ -115,12 +125,12 @@ def extract_proposal(body: str) -> str | None:
 def explanation_text(root_cause: str, summary: str, assumptions: Sequence[str],
                      open_questions: Sequence[str], confidence: float) -> str:
     """`/ci-agent explain`: the model's analysis, sanitised (it is untrusted prose)."""
-    out = ["#### Root cause", sanitize_untrusted(root_cause) or "(none given)"]
+    out = ["#### Root cause", untrusted_md(root_cause) or "(none given)"]
     if summary:
-        out += ["#### What would fix it", sanitize_untrusted(summary)]
+        out += ["#### What would fix it", untrusted_md(summary)]
     if assumptions:
-        out += ["#### Assumptions"] + [f"- {sanitize_untrusted(a)}" for a in assumptions]
+        out += ["#### Assumptions"] + [f"- {untrusted_md_line(a)}" for a in assumptions]
     if open_questions:
-        out += ["#### Open questions"] + [f"- {sanitize_untrusted(q)}" for q in open_questions]
+        out += ["#### Open questions"] + [f"- {untrusted_md_line(q)}" for q in open_questions]
     out.append(f"Confidence: {confidence:.2f}. Nothing was changed; `/ci-agent fix` makes an attempt.")
     return "\n\n".join(out)
