@@ -21,6 +21,7 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import TextIO
 
+from ci_agent.logguard import emit_commands
 from ci_agent.model import Report
 from ci_agent.render.github import escape_data, render_github
 
@@ -49,9 +50,9 @@ def mask_lines(values: Iterable[str]) -> list[str]:
 
 
 def mask_secrets(values: Iterable[str], out: TextIO) -> None:
-    for line in mask_lines(values):
-        out.write(line + "\n")
-    out.flush()
+    lines = mask_lines(values)
+    if lines:
+        emit_commands(out, "".join(line + "\n" for line in lines))
 
 
 _COMMAND_START = re.compile(r"^(\s*)::")

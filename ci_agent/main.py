@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
-from ci_agent import __version__
+from ci_agent import __version__, logguard
 from ci_agent.errors import CiAgentError, ExitCode
 
 OUTPUT_FORMATS = ("llm", "markdown", "json", "github", "codequality", "junit")
@@ -48,6 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # On a GitHub runner nothing we print may become a workflow command: one guard on both
+    # streams, for every verb (logguard).
+    guards = logguard.install(os.environ)
+    try:
+        return _main(argv)
+    finally:
+        logguard.uninstall(guards)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

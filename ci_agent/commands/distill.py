@@ -16,6 +16,7 @@ from typing import BinaryIO, TextIO
 from ci_agent import git
 from ci_agent.distill import Input, distill, resolve_roots
 from ci_agent.errors import InputError, UsageError
+from ci_agent.logguard import CommandGuard
 from ci_agent.model import ParseResult, SourceInfo
 from ci_agent.parsers import parse_stream
 from ci_agent.render import render
@@ -90,8 +91,12 @@ def read_inputs(paths: Sequence[str], forced: str | None, keep_cases: bool,
     return inputs
 
 
-def write_stdout(text: str) -> None:
-    """UTF-8 whatever the console's code page (a Windows runner's is often cp1252)."""
+def write_stdout(text: str, commands: bool = False) -> None:
+    """UTF-8 whatever the console's code page (a Windows runner's is often cp1252). `commands`:
+    the text is our workflow command lines (`--output github`), passed by the log guard."""
+    if commands and isinstance(sys.stdout, CommandGuard):
+        sys.stdout.write_commands(text)
+        return
     sys.stdout.flush()
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is not None:
@@ -117,5 +122,5 @@ def run_distill(args: argparse.Namespace) -> int:
     roots = resolve_roots(inputs, args.repo_root, git_root)
     report = distill(inputs, args.repo_root, roots)
     cases: list[tuple[str, ParseResult]] = [(i.source.path, i.result) for i in inputs]
-    write_stdout(render(report, args.output, max_bytes, cases))
+    write_stdout(render(report, args.output, max_bytes, cases), commands=args.output == "github")
     return 0

@@ -30,6 +30,7 @@ from ci_agent.fixcycle.runner import Result, run_cycle, summary
 from ci_agent.fixcycle.sources import Sources, fetched_sources, inline_sources
 from ci_agent.forge.base import Forge
 from ci_agent.gh_output import annotation_lines, log_line, mask_secrets, write_outputs, write_summary
+from ci_agent.logguard import emit_commands
 from ci_agent.redact import Redactor
 from ci_agent.render.untrusted import untrusted_md
 
@@ -162,7 +163,7 @@ def finish_github(env: Mapping[str, str], run: Runner,
     write_outputs(ctx.output_path, outputs(result))
     write_summary(ctx.summary_path, redact(summary(result, GITHUB_WORDS)))
     if result.report is not None and result.outcome not in ("refused", "skipped"):
-        stream.write(redact(annotation_lines(result.report)))
+        emit_commands(stream, redact(annotation_lines(result.report)))
     word = "skipped" if result.outcome == "skipped" else result.outcome
     print(log_line(redact(f"ci-agent: {word}: {result.message}")), file=stream, flush=True)
     return int(result.exit_code)
