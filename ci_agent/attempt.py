@@ -19,7 +19,7 @@ from ci_agent import git, state
 from ci_agent.budget import AttemptRecord, AttemptResult, Budget, Event, Reset, ResetReason, assess
 from ci_agent.collect import Collected, collect, describe
 from ci_agent.config import Settings
-from ci_agent.errors import ExitCode
+from ci_agent.errors import CiAgentError, ExitCode
 from ci_agent.llm.client import ModelClient
 from ci_agent.llm.types import AskResult, GiveUp, ModelSettings, PatchProposal, Usage
 from ci_agent.model import Report
@@ -27,6 +27,7 @@ from ci_agent.patch.apply import Trailers, commit, rollback
 from ci_agent.patch.engine import apply_patch, review
 from ci_agent.paths import RepoPaths, is_absolute, parse_frame
 from ci_agent.prompt_text import AttemptNote, compose_user_text
+from ci_agent.verify_check import could_not_run
 
 Emit = Callable[..., None]
 
@@ -75,6 +76,7 @@ class AttemptLog:
     files: tuple[str, ...] = ()
     diff: str = ""
     verified: bool | None = None  # None: no verify command, CI will tell
+    unverifiable: str = ""  # why the verify command could not run (no verdict on the patch)
     after: Report | None = None
     after_fingerprint: str = ""
     commit: str = ""
@@ -82,7 +84,7 @@ class AttemptLog:
 
 @dataclass
 class Outcome:
-    status: str  # fixed | committed | nothing_to_do | escalated | gave_up | dry_run
+    status: str  # fixed | committed | nothing_to_do | escalated | gave_up | dry_run | unverifiable
     exit_code: ExitCode
     fix_branch: str
     report: Report | None = None
@@ -261,7 +263,22 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
         # Only results the verify command writes in the worktree: absolute globs point at files
         # of the failed run (downloaded artifacts), which must never pass for the verify's own.
         own_results = tuple(glob for glob in plan.result_globs if not is_absolute(glob))
-        after = collect(workdir, command=plan.verify, timeout_s=plan.timeout_s, result_globs=own_results)
+        try:
+            after = collect(workdir, command=plan.verify, timeout_s=plan.timeout_s, result_globs=own_results)
+        except CiAgentError as exc:  # the program could not be started at all
+            cannot, code = f"`{describe(plan.verify)}` could not be started: {exc}", ExitCode.USAGE
+        else:
+            cannot = could_not_run(after.command, plan.timeout_s) if after.command else ""
+            code = ExitCode.USAGE if after.command and after.command.returncode in (126, 127) \
+                else ExitCode.FAILURE
+        if cannot:
+            # Not a verdict on the patch: rolled back, never counted as a failed attempt, and the
+            # loop stops (another model call would meet the same wall).
+            rollback(workdir, verdict.patch_text, verdict.touched)
+            log.unverifiable = cannot
+            emit("verify_could_not_run", attempt=log.number, reason=cannot)
+            return "unverifiable", code, f"the verify command could not run, so the patch was not " \
+                f"verified and nothing was committed: {cannot}"
         log.verified = not after.red
         emit("verified", attempt=log.number, ok=log.verified, fingerprint=after.fingerprint)
         if after.red:

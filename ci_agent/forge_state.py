@@ -60,6 +60,37 @@ class Tried:
 
 
 @dataclass(frozen=True)
+class Unverifiable:
+    """A verify command that could not run (timeout, exit 126/127, killed, not startable) while
+    an attempt on failure `fingerprint` was checked. That is no verdict on the patch, so it does
+    not count against the budget; but a rerun for the same failure with the same command would
+    pay for the same model call and meet the same wall, so it makes none while this record is
+    standing. A green run or `/ci-agent retry` lifts it (`lifted` only ever turns true, so two
+    jobs' markers merge without reviving it); another verify command is not held back by it."""
+
+    fingerprint: str
+    verify: str  # the command as a shell would show it
+    reason: str
+    code: int  # the exit code of the run that met it (2: cannot start, 1: timeout or killed)
+    run: str  # `<run id>-<attempt number>`: unique, the merge key
+    lifted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fp": self.fingerprint, "verify": self.verify, "reason": self.reason, "code": self.code,
+                "run": self.run, "lifted": self.lifted}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Unverifiable | None:
+        if not isinstance(data, Mapping) or not _whole(data.get("code")):
+            return None
+        texts = [data.get(k) for k in ("fp", "verify", "reason", "run")]
+        if not all(isinstance(t, str) for t in texts):
+            return None
+        fingerprint, verify, reason, run = (str(t) for t in texts)
+        return cls(fingerprint, verify, reason, int(data["code"]), run, data.get("lifted") is True)
+
+
+@dataclass(frozen=True)
 class Proposed:
     """A patch posted for review (mode propose): its hash guards `/ci-agent apply` against an
     edited comment; `base` is the commit it was made on."""
@@ -128,6 +159,8 @@ class ForgeState:
     command_times: tuple[float, ...] = ()
     # mode propose: the patch posted in the status comment, for `/ci-agent apply`.
     proposed: Proposed | None = None
+    # Verify commands that could not run: the failures no rerun pays for again (see Unverifiable).
+    unverifiable: tuple[Unverifiable, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"v": STATE_VERSION, "fix_branch": self.fix_branch, "source_branch": self.source_branch,
@@ -136,7 +169,8 @@ class ForgeState:
                 "escalation_posted": self.escalation_posted, "fixed": self.fixed, "tokens": self.tokens,
                 "tried": [t.to_json() for t in self.tried], "handled": list(self.handled),
                 "command_times": list(self.command_times),
-                "proposed": self.proposed.to_json() if self.proposed else None}
+                "proposed": self.proposed.to_json() if self.proposed else None,
+                "unverifiable": [u.to_json() for u in self.unverifiable]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> ForgeState:
@@ -165,7 +199,10 @@ class ForgeState:
                    handled=tuple(x for x in _list(data.get("handled")) if _whole(x))[-_MAX_HANDLED:],
                    command_times=tuple(t for t in map(_time, _list(data.get("command_times")))
                                        if t is not None)[-_MAX_TIMES:],
-                   proposed=Proposed.from_json(data.get("proposed")))
+                   proposed=Proposed.from_json(data.get("proposed")),
+                   unverifiable=tuple(u for u in (Unverifiable.from_json(x)
+                                                  for x in _list(data.get("unverifiable")))
+                                      if u is not None)[-_MAX_RUNS:])
 
     def merged_with(self, current: ForgeState) -> ForgeState:
         """Our state written over `current`, what the status comment holds now (another job may
@@ -188,7 +225,20 @@ class ForgeState:
             tried=(*current.tried, *(t for t in self.tried if t.run not in seen_tried))[-_MAX_RUNS:],
             handled=tuple(dict.fromkeys((*current.handled, *self.handled)))[-_MAX_HANDLED:],
             command_times=tuple(sorted(set(current.command_times) | set(self.command_times)))[-_MAX_TIMES:],
+            unverifiable=_merge_unverifiable(current.unverifiable, self.unverifiable),
         )
+
+    def standing_unverifiable(self, fingerprint: str, verify: str) -> Unverifiable | None:
+        """The record that holds back a model call for this failure and verify command, if any."""
+        return next((u for u in reversed(self.unverifiable) if not u.lifted and u.fingerprint == fingerprint
+                     and u.verify == verify), None)
+
+    def with_unverifiable(self, record: Unverifiable) -> ForgeState:
+        return replace(self, unverifiable=(*self.unverifiable, record)[-_MAX_RUNS:])
+
+    def lift_unverifiable(self) -> ForgeState:
+        """A green run or a writer's retry: every verify wall is worth another try."""
+        return replace(self, unverifiable=tuple(replace(u, lifted=True) for u in self.unverifiable))
 
     def with_command(self, comment_id: int, when: float) -> ForgeState:
         return replace(self, handled=(*self.handled, comment_id)[-_MAX_HANDLED:],
@@ -200,6 +250,16 @@ class ForgeState:
         while len(runs) > _MAX_RUNS:
             runs.pop(next(iter(runs)))
         return replace(self, runs=runs)
+
+
+def _merge_unverifiable(current: tuple[Unverifiable, ...], ours: tuple[Unverifiable, ...]
+                        ) -> tuple[Unverifiable, ...]:
+    """Both sides' records by run; a record lifted on either side stays lifted."""
+    merged = {u.run: u for u in current}
+    for u in ours:
+        old = merged.get(u.run)
+        merged[u.run] = replace(u, lifted=u.lifted or (old is not None and old.lifted))
+    return tuple(merged.values())[-_MAX_RUNS:]
 
 
 # --- the remote fix branch ------------------------------------------------------------------------
@@ -314,7 +374,7 @@ def observe_run(marker: ForgeState, chain: list[ChainLink], run_id: str, head_sh
         if green:  # a green run on an already-decided or human commit: a new count
             new = replace(marker, resets=(*marker.resets, (ResetReason.GREEN_RUN.value, tip.sha)))
     if green:
-        new = replace(new, fixed=tip.sha, escalated=False)
+        new = replace(new, fixed=tip.sha, escalated=False).lift_unverifiable()
     return Observation(verdict, new.with_run(run_id, verdict) if run_id else new,
                        attempt if verdict in ("passed", "failed") else None)
 
@@ -323,4 +383,4 @@ def retry(marker: ForgeState, chain: list[ChainLink]) -> ForgeState:
     """A writer's `/ci-agent retry`: a new count from the current tip."""
     head = chain[-1].sha if chain else ""
     return replace(marker, resets=(*marker.resets, (ResetReason.RETRY.value, head)), escalated=False,
-                   escalation_posted=False)
+                   escalation_posted=False).lift_unverifiable()

@@ -448,3 +448,16 @@ def test_keep_worktree_leaves_it_for_inspection(repo: Path, capsys: pytest.Captu
     kept = [line.split(" ", 1)[1] for line in listed.splitlines() if line.startswith("worktree ")][1:]
     assert len(kept) == 1 and f"Worktree kept at `{kept[0]}`" in capsys.readouterr().out
     assert (Path(kept[0]) / "calc.py").read_text() == RIGHT
+
+
+def test_a_verify_program_that_cannot_start_stops_before_the_model(repo: Path) -> None:
+    """Issue 13 point 2, locally: exit 2 naming the flag or the key, and no model request."""
+    from ci_agent.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"--verify cannot run: no-such-verify-ci-agent is not installed"):
+        fix(repo, "--command", PYTEST, "--verify", "no-such-verify-ci-agent -q", client=no_model)
+    (repo / ".ci-agent.yml").write_text("commands:\n  verify: ./scripts/check.sh\n")
+    with pytest.raises(UsageError, match=r"commands.verify of .ci-agent.yml cannot run: "
+                                         r"./scripts/check.sh is not a file in the repository"):
+        fix(repo, "--command", PYTEST, client=no_model)
+    assert state.rev(repo, "refs/heads/ci-agent/fix/main") is None, "nothing committed"

@@ -124,6 +124,15 @@ def _plan(args: argparse.Namespace, repo: Path, settings: Settings, model: Model
                 keep_worktree=args.keep_worktree, retry=args.retry)
 
 
+def _check_verify(plan: Plan, where: str) -> None:
+    """Before the model is called: a verify program that cannot be started fails every attempt."""
+    from ci_agent.verify_check import missing_program, tree_mode_at
+
+    problem = missing_program(plan.verify, os.environ.get("PATH"), tree_mode_at(plan.repo, plan.source_ref))
+    if problem:
+        raise UsageError(f"{where} cannot run: {problem}; no model request was made")
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, object]:
     return {"budget.max_attempts": args.max_attempts, "model.name": args.model,
             "commands.test": args.command, "commands.verify": args.verify}
@@ -198,6 +207,7 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
     from ci_agent.llm.anthropic_client import DEFAULT_MODEL
 
     plan = _plan(args, repo, settings, model_settings(settings, DEFAULT_MODEL))
+    _check_verify(plan, "--verify" if args.verify else "commands.verify of .ci-agent.yml")
     if not args.dry_run and not environ.get(API_KEY_ENV) and client_factory is None:
         raise UsageError(f"{API_KEY_ENV} is not set; it is needed to ask Claude (--dry-run needs no key)")
     seams = real_seams(settings, environ, redactor, client_factory)

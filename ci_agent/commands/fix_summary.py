@@ -20,6 +20,7 @@ _TITLES = {
     "escalated": "escalated: attempt budget exhausted",
     "gave_up": "no safe patch",
     "dry_run": "dry run",
+    "unverifiable": "the verify command could not run",
 }
 
 
@@ -61,6 +62,8 @@ def _attempt(log: AttemptLog, plan: Plan) -> list[str]:
         out.append(f"**Verification:** {md_code(describe(plan.verify))} failed; the patch was rolled back.")
         if log.after is not None:
             out.append(_fence(render(log.after, "llm", 4000)))
+    elif log.unverifiable:
+        out.append(f"**Verification:** could not run ({log.unverifiable}); the patch was rolled back.")
     elif log.diff:
         out.append("**Verification:** none before the push (no verify command); CI decides.")
     if log.commit:

@@ -234,6 +234,9 @@ def render_config(stack: Stack) -> str:
             "commands:\n"
             f'  build: "{stack.build}"\n'
             f'  test: "{stack.test}"\n'
+            "  # verify is for `ci-agent fix --local` only: in CI the fix branch's own pipeline\n"
+            "  # verifies, and only the job's `verify` input (GitLab: CI_AGENT_INPUT_VERIFY) runs a\n"
+            "  # command inside ci-agent's job, whose image must then have the toolchain.\n"
             f'  verify: "{stack.verify}"\n'
             f"results:\n  globs: {results}\n"
             "budget:\n  max_attempts: 3\n"

@@ -19,7 +19,8 @@ from ci_agent.attempt import ResultTrailers
 from ci_agent.budget import AttemptResult, assess
 from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.fixcycle import gitops, texts
-from ci_agent.fixcycle.runner import Result, cycle_settings, repo_root
+from ci_agent.fixcycle.runner import Result, repo_root
+from ci_agent.fixcycle.trusted import trusted_settings
 from ci_agent.forge.base import Forge, pick_status_comment
 from ci_agent.forge_state import events, fetch_fix_branch, read_chain
 from ci_agent.patch.apply import commit
@@ -57,8 +58,8 @@ def apply_proposal(ctx: _Context) -> Result:
         return _refuse(ctx, f"{branch} is the default or a protected branch; ci-agent never pushes there "
                        "(apply the patch by hand, or use mode pr)")
     repo = repo_root(ctx.platform.workspace)
-    settings = cycle_settings(repo, ctx.env, ctx.inputs)
     auth = ctx.platform.push_auth(repo, ctx.token)
+    settings = trusted_settings(repo, ctx.env, ctx.inputs, forge.default_branch(), auth).settings
     tip = fetch_fix_branch(repo, branch)
     if tip != proposed.base:
         return _refuse(ctx, f"{branch} moved since the patch was proposed (on {proposed.base[:12]}, now "

@@ -25,13 +25,15 @@ class Words:
     change_request: str  # "pull request"
     prefix: str  # "#" on GitHub, "!" for GitLab merge requests
     run: str  # "run" (GitHub) / "pipeline" (GitLab)
+    verify_input: str = "the `verify` input"  # where a job's in-job verify command is set
 
     def ref(self, number: int) -> str:
         return f"{self.prefix}{number}"
 
 
 GITHUB_WORDS = Words("GitHub", "pull request", "#", "run")
-GITLAB_WORDS = Words("GitLab", "merge request", "!", "pipeline")
+GITLAB_WORDS = Words("GitLab", "merge request", "!", "pipeline",
+                     "the `verify` input (CI_AGENT_INPUT_VERIFY)")
 
 
 class Platform(Protocol):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ci_agent import git, state
 from ci_agent.budget import Budget, assess
 from ci_agent.cienv import ActionInputs, Trigger
-from ci_agent.collect import Collected, collect
+from ci_agent.collect import Collected, collect, describe
 from ci_agent.errors import ExitCode, ForgeError, UsageError
 from ci_agent.fixcycle import gitops, texts
 from ci_agent.fixcycle.platform import Platform, Words
@@ -116,6 +116,7 @@ class _Runner:
         self.observing = trig.on_fix_branch or self.in_place
         self.client_factory = client_factory
         self.notes: tuple[str, ...] = ()  # what could not be fetched (missing artifacts ...)
+        self.config_note = ""  # the branch changes the configuration: it takes effect after merge
         from ci_agent.redact import Redactor
 
         self.redact = Redactor.from_environ({**env, "CI_AGENT_INPUT_KEY": inputs.anthropic_api_key,
@@ -126,7 +127,6 @@ class _Runner:
     def go(self) -> Result:
         token = self.platform.token()
         repo = repo_root(self.platform.workspace)
-        settings = self._settings(repo)
         forge = self.platform.forge(token)
         # Who pushed a same-repository branch had write access; the check matters for the source
         # branch's run. Runs on our fix branch were started by our own pushes (an App bot has no
@@ -137,6 +137,7 @@ class _Runner:
                 return Result("refused", ExitCode.OK, f"{self.trig.actor} has {level.name.lower()} "
                               "permission on this repository; ci-agent only acts for people with "
                               "write access (Developer or more on GitLab)", self.trig.branch)
+        settings = self._settings(repo, forge, token)
         cycle = self._cycle(repo, settings, forge, token)
         if isinstance(cycle, Result):
             return cycle
@@ -294,7 +295,14 @@ class _Runner:
         if budget.exhausted and not self.explain:  # before any model call; explaining changes no code
             return self._escalate(cycle, budget, collected)
         from ci_agent.attempt import run_fix
-        from ci_agent.fixcycle.engine import make_plan, make_seams, tried_from
+        from ci_agent.fixcycle.engine import (
+            make_plan,
+            make_seams,
+            tried_from,
+            unverifiable_record,
+            unverifiable_text,
+            verify_preflight,
+        )
 
         source_ref = (gitops.fetch_source(cycle.repo, cycle.source, cycle.auth)
                       if not self.observing else "refs/heads/" + cycle.engine_branch)
@@ -304,6 +312,12 @@ class _Runner:
                                _identity(cycle.settings))
         plan = make_plan(cycle.repo, source_ref, cycle.engine_branch, cycle.settings, self.inputs, sources,
                          self.instructions, self.explain)
+        if plan.verify and not self.explain:  # before any model call: a verify that cannot start
+            verify_preflight(plan, self.words)  # would waste every attempt's money
+            standing = cycle.marker.standing_unverifiable(collected.fingerprint, describe(plan.verify))
+            if standing is not None:  # it could not run for this failure before: no new payment
+                return self._result(cycle, "error", ExitCode(standing.code),
+                                    unverifiable_text(standing, self.words, again=True), collected=collected)
         seams = make_seams(cycle.settings, self.env, self.inputs, self.client_factory,
                            self.platform.missing_key(cycle.fix_branch))
         outcome = run_fix(plan, cycle.settings, seams, self._emit)
@@ -326,6 +340,13 @@ class _Runner:
             from ci_agent.fixcycle.publish import explained
 
             return explained(self, cycle, outcome, details, collected)
+        if outcome.status == "unverifiable":  # recorded, so reruns for this failure pay nothing
+            record = unverifiable_record(outcome, plan, self.trig.run_id)
+            cycle.marker = cycle.marker.with_unverifiable(record)
+            message = unverifiable_text(record, self.words, again=False)
+            self._status(cycle, cycle.pr, "the verify command could not run", outcome.budget, [message])
+            return self._result(cycle, "error", outcome.exit_code, message, tokens=tokens,
+                                collected=collected, details=details)
         if outcome.status in ("fixed", "committed") and self.in_place and self.inputs.mode == "propose":
             from ci_agent.fixcycle.publish import propose
 
@@ -392,6 +413,8 @@ class _Runner:
                 lines: list[str]) -> None:
         if self.inputs.dry_run:
             return
+        if self.config_note:
+            lines = [*lines, self.config_note]
         body = self.redact(texts.status_text(headline, cycle.fix_branch, cycle.source, budget, lines,
                                              cycle.marker.tokens))
         numbers = [n for n in (pr.number if pr else None, self.trig.pr_number) if n is not None]
@@ -423,26 +446,21 @@ class _Runner:
         detail = " ".join(f"{k}={v}" for k, v in fields.items() if not isinstance(v, dict | list))
         print(log_line(self.redact(f"ci-agent: {event} {detail}".rstrip())), file=sys.stderr, flush=True)
 
-    def _settings(self, repo: Path) -> Settings:
-        return cycle_settings(repo, self.env, self.inputs)
+    def _settings(self, repo: Path, forge: Forge, token: str) -> Settings:
+        """The configuration of the default branch, never the failing branch's (trusted.py); a
+        branch that changes it is told so in the status comment."""
+        from ci_agent.fixcycle.trusted import branch_copy, change_note, trusted_settings
 
-
-def cycle_settings(repo: Path, env: Mapping[str, str], inputs: ActionInputs) -> Settings:
-    """`.ci-agent.yml` (or the file input `config` names) under the inputs that override it."""
-    from ci_agent.config import _yaml as parse_yaml
-    from ci_agent.config import load_settings, settings_from_layers
-
-    overrides: dict[str, object] = {"budget.max_attempts": inputs.max_attempts,
-                                    "model.name": inputs.model or None}
-    path = repo / inputs.config
-    if inputs.config == ".ci-agent.yml" or not path.is_file():
-        if inputs.config != ".ci-agent.yml" and not path.is_file():
-            raise UsageError(f"input config names {inputs.config}, which is not a file in the "
-                             "repository")
-        return load_settings(repo, env, overrides)
-    settings = settings_from_layers(parse_yaml(path.read_text(encoding="utf-8")), env, overrides)
-    # the file a later run reads its limits from is as protected as .ci-agent.yml
-    return replace(settings, patch=replace(settings.patch, config_paths=(inputs.config.removeprefix("./"),)))
+        trusted = trusted_settings(repo, self.env, self.inputs, forge.default_branch(),
+                                   self.platform.push_auth(repo, token))
+        self.config_note = self.redact(change_note(trusted, branch_copy(repo, [self.trig.sha], trusted.path)))
+        if self.config_note:
+            print(log_line(f"ci-agent: {self.config_note}"), file=sys.stderr, flush=True)
+        if trusted.settings.commands.verify and not self.inputs.verify:
+            print(log_line(f"ci-agent: commands.verify of {trusted.path} is for `ci-agent fix --local`; "
+                           f"here CI on the fix branch verifies ({self.words.verify_input} runs a "
+                           "command in this job)"), file=sys.stderr, flush=True)
+        return trusted.settings
 
 
 def _pending(chain: list[Any], marker: ForgeState) -> bool:
