@@ -447,20 +447,13 @@ class _Runner:
         print(log_line(self.redact(f"ci-agent: {event} {detail}".rstrip())), file=sys.stderr, flush=True)
 
     def _settings(self, repo: Path, forge: Forge, token: str) -> Settings:
-        """The configuration of the default branch, never the failing branch's (trusted.py); a
-        branch that changes it is told so in the status comment."""
-        from ci_agent.fixcycle.trusted import branch_copy, change_note, trusted_settings
+        """The default branch's configuration, never the failing branch's (fixcycle/trusted.py)."""
+        from ci_agent.fixcycle.trusted import cycle_config
 
-        trusted = trusted_settings(repo, self.env, self.inputs, forge.default_branch(),
-                                   self.platform.push_auth(repo, token))
-        self.config_note = self.redact(change_note(trusted, branch_copy(repo, [self.trig.sha], trusted.path)))
-        if self.config_note:
-            print(log_line(f"ci-agent: {self.config_note}"), file=sys.stderr, flush=True)
-        if trusted.settings.commands.verify and not self.inputs.verify:
-            print(log_line(f"ci-agent: commands.verify of {trusted.path} is for `ci-agent fix --local`; "
-                           f"here CI on the fix branch verifies ({self.words.verify_input} runs a "
-                           "command in this job)"), file=sys.stderr, flush=True)
-        return trusted.settings
+        settings, note = cycle_config(repo, self.env, self.inputs, self.trig, forge.default_branch(),
+                                      self.platform.push_auth(repo, token), self.words)
+        self.config_note = self.redact(note)
+        return settings
 
 
 def _pending(chain: list[Any], marker: ForgeState) -> bool:

@@ -12,15 +12,18 @@ status comment says in one line that it takes effect after merge.
 from __future__ import annotations
 
 import posixpath
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ci_agent import git, state
-from ci_agent.cienv import ActionInputs
+from ci_agent.cienv import ActionInputs, Trigger
 from ci_agent.config import CONFIG_FILE, Settings, settings_from_layers
 from ci_agent.config import _yaml as parse_yaml
 from ci_agent.errors import ConfigError, ForgeError, UsageError
+from ci_agent.fixcycle.platform import Words
+from ci_agent.gh_output import log_line
 
 TRUSTED_PREFIX = "refs/ci-agent/trusted/"
 _FILE_MODES = ("100644", "100755")
@@ -116,3 +119,20 @@ def change_note(trusted: TrustedConfig, branch_text: str | None) -> str:
     uses = (f"this run uses the copy on the default branch `{trusted.branch}`" if trusted.text is not None
             else f"this run uses the defaults (`{trusted.branch}` has none)")
     return f"`{trusted.path}` changed on this branch: it takes effect after merge; {uses}."
+
+
+def cycle_config(repo: Path, env: Mapping[str, str], inputs: ActionInputs, trig: Trigger, default: str,
+                 auth: Sequence[str], words: Words) -> tuple[Settings, str]:
+    """A fix cycle's settings and the status comment's line about the branch's own copy ("" when
+    none is due). Both facts are also said once in the job's log."""
+    trusted = trusted_settings(repo, env, inputs, default, auth)
+    note = ""
+    if trig.branch != default:  # an older commit of the default branch is no change to announce
+        note = change_note(trusted, branch_copy(repo, [trig.sha], trusted.path))
+    if note:
+        print(log_line(f"ci-agent: {note}"), file=sys.stderr, flush=True)
+    if trusted.settings.commands.verify and not inputs.verify:
+        print(log_line(f"ci-agent: commands.verify of {trusted.path} is for `ci-agent fix --local`; here "
+                       f"CI on the fix branch verifies ({words.verify_input} runs a command in this job)"),
+              file=sys.stderr, flush=True)
+    return trusted.settings, note
