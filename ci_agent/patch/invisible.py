@@ -11,8 +11,9 @@ then it is the project's text, not the model's trick.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
+from ci_agent.patch import lines
 from ci_agent.patch.parse import FilePatch, Patch, Rejection
 
 _BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
@@ -38,16 +39,6 @@ def _name(c: str) -> str:
     return f"U+{ord(c):04X} {unicodedata.name(c, 'invisible character')}"
 
 
-def _added_with_numbers(fp: FilePatch) -> Iterator[tuple[int, str]]:
-    for hunk in fp.hunks:
-        number = hunk.new_start
-        for line in hunk.lines:
-            if line[:1] == "+":
-                yield number, line[1:]
-            if line[:1] in ("+", " "):
-                number += 1
-
-
 def _hidden_in(text: str) -> set[str]:
     return {c for c in text if ord(c) in HIDDEN}
 
@@ -55,7 +46,8 @@ def _hidden_in(text: str) -> set[str]:
 def file_rejections(fp: FilePatch, before: str | None) -> list[Rejection]:
     """The first added line of `fp` with a hidden character its pre-image `before` lacks."""
     known = _hidden_in(before or "")
-    for number, text in _added_with_numbers(fp):
+    for line in lines.added(fp):
+        number, text = line.number, line.text
         bom = text[:1] == "\ufeff" and number == 1  # a byte-order mark is allowed where it belongs
         new = sorted(_hidden_in(text[1:] if bom else text) - known)
         if new:
