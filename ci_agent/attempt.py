@@ -75,6 +75,7 @@ class AttemptLog:
     give_up: str = ""
     files: tuple[str, ...] = ()
     diff: str = ""
+    build_change: tuple[str, ...] = ()  # flagged edits to build-time code (patch.buildtime)
     verified: bool | None = None  # None: no verify command, CI will tell
     unverifiable: str = ""  # why the verify command could not run (no verdict on the patch)
     after: Report | None = None
@@ -255,9 +256,9 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
         emit("patch_rejected", attempt=log.number, message=verdict.messages())
         why = "the accepted patch no longer applies: " + verdict.messages()
         return "gave_up", ExitCode.NO_SAFE_PATCH, why
-    log.files, log.diff = verdict.files, verdict.patch_text
+    log.files, log.diff, log.build_change = verdict.files, verdict.patch_text, verdict.build_change
     emit("applied", attempt=log.number, files=list(verdict.files), added=verdict.added,
-         removed=verdict.removed)
+         removed=verdict.removed, build_change=list(verdict.build_change))
     attempt_id = uuid.uuid4().hex[:16]
     if plan.verify:
         # Only results the verify command writes in the worktree: absolute globs point at files

@@ -372,8 +372,10 @@ class _Runner:
                                     "pushed and the next CI run decides", tokens=tokens, details=details)
             raise ForgeError(f"pushing {cycle.fix_branch} to origin failed: {self.redact(rejected)}")
         summary = log.proposal.summary if log.proposal else ""
-        body = self.redact(texts.pr_body(cycle.source, details, self.words))
+        callout = texts.build_change_callout(log.build_change, self.words) if log.build_change else ""
+        body = self.redact(callout + texts.pr_body(cycle.source, details, self.words))
         title = self.redact(texts.pr_title(cycle.source, summary))
+        labels = [texts.LABEL, *([texts.BUILD_CHANGE_LABEL] if log.build_change else [])]
         forge = cycle.forge
         if self.in_place:
             pass  # mode push: the person's own change request is never retitled or relabelled
@@ -389,10 +391,12 @@ class _Runner:
                 where = ("the pushed attempt was taken back" if undone else f"the pushed attempt stays "
                          f"on {cycle.fix_branch}; a rerun opens its {self.words.change_request}")
                 raise ForgeError(f"{error} ({where})") from error
-            forge.add_labels(cycle.pr.number, [texts.LABEL])
+            forge.add_labels(cycle.pr.number, labels)
         else:
             cycle.pr = forge.update_change_request(cycle.pr.number, title=title, body=body)
-            forge.add_labels(cycle.pr.number, [texts.LABEL])
+            forge.add_labels(cycle.pr.number, labels)
+            if not log.build_change and texts.BUILD_CHANGE_LABEL in cycle.pr.labels:
+                forge.remove_label(cycle.pr.number, texts.BUILD_CHANGE_LABEL)  # this attempt has none
         cycle.marker = cycle.marker.with_run(self.trig.run_id, f"attempt {log.number}") \
             if self.trig.run_id else cycle.marker
         note = self.platform.start_ci(cycle.forge, cycle.token, cycle.fix_branch, log.commit)

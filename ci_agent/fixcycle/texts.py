@@ -18,6 +18,7 @@ ESCALATION_TAG = "<!-- ci-agent:escalation -->"
 LABEL = "ci-agent"
 ESCALATED_LABEL = "ci-agent:escalated"
 PAUSED_LABEL = "ci-agent:paused"
+BUILD_CHANGE_LABEL = "ci-agent:build-change"
 _FAILURE_BYTES = 12_000
 
 
@@ -39,6 +40,22 @@ def pr_body(source: str, attempt_markdown: str, words: Words = GITHUB_WORDS) -> 
     return (f"ci-agent opened this {words.change_request} to fix the failing build of `{source}`.\n"
             "Review it like any other change; CI on this branch decides whether it works.\n\n"
             f"{attempt_markdown}")
+
+
+def build_change_callout(changes: Sequence[str], words: Words = GITHUB_WORDS) -> str:
+    """The warning at the very top of a change request whose patch edits build-time code
+    (`path: why`, from the patch engine): a reviewer reads these files before anything else."""
+    # the path is the model's: a code span (no backticks inside) shows it as text, never as a
+    # mention, link or HTML; `why` is ours
+    items = "\n".join(f"> - `{_code_span(path)}`: {why}"
+                      for path, _, why in (change.rpartition(": ") for change in changes))
+    return (f"> [!WARNING]\n> **This patch changes code that runs at build time:** review these "
+            f"files before anything else in this {words.change_request}; CI runs them with the "
+            f"pipeline's permissions.\n{items}\n\n")
+
+
+def _code_span(text: str) -> str:
+    return " ".join(sanitize_untrusted(text).replace("`", "'").split())
 
 
 def ci_note(actions_token: bool, workflow: str, dispatched: bool | None, fix_branch: str) -> str:

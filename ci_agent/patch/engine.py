@@ -13,6 +13,7 @@ from pathlib import Path
 from ci_agent import git
 from ci_agent.config import PatchSettings
 from ci_agent.patch.apply import ApplyError, apply_atomically, check
+from ci_agent.patch.buildtime import build_changes
 from ci_agent.patch.extract import extract_diff, fit_to_repo
 from ci_agent.patch.gates import run_gates
 from ci_agent.patch.invisible import rejections as invisible_rejections
@@ -33,6 +34,8 @@ class Verdict:
     patch_text: str = ""
     # Every path the patch names (old and new sides), for saving and restoring
     touched: tuple[str, ...] = ()
+    # `path: why` for each change to code that runs at build time: allowed, but flagged
+    build_change: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -41,6 +44,7 @@ class Verdict:
             "added": self.added,
             "removed": self.removed,
             "rejections": [r.to_json() for r in self.rejections],
+            "build_change": list(self.build_change),
         }
 
     def messages(self) -> str:
@@ -127,7 +131,8 @@ def review(answer: str, repo: Path, settings: PatchSettings) -> Verdict:
     complaint = check(repo, text)
     if complaint is not None:
         return _rejected([_apply_rejection(complaint, fitted)], fitted)
-    return Verdict(True, fitted.paths, fitted.added, fitted.removed, (), text, _touched(fitted))
+    return Verdict(True, fitted.paths, fitted.added, fitted.removed, (), text, _touched(fitted),
+                   build_changes(fitted))
 
 
 def apply_patch(answer: str, repo: Path, settings: PatchSettings) -> Verdict:
