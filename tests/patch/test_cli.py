@@ -26,7 +26,8 @@ def test_check_ok_json_changes_nothing(repo: Repo, tmp_path: Path,
     code = main(["patch", "check", write_patch(tmp_path, FIX), "--repo", str(repo.path), "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert out == {"ok": True, "files": ["src/App/Calc.cs"], "added": 1, "removed": 1, "rejections": []}
+    assert out == {"ok": True, "files": ["src/App/Calc.cs"], "added": 1, "removed": 1, "rejections": [],
+                   "build_change": []}
     assert repo.snapshot() == before
 
 
@@ -44,7 +45,7 @@ def test_rejected_json_and_exit_1(repo: Repo, tmp_path: Path, capsys: pytest.Cap
     code = main(["patch", "apply", write_patch(tmp_path, hostile), "--repo", str(repo.path), "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1
-    assert set(out) == {"ok", "files", "added", "removed", "rejections"}
+    assert set(out) == {"ok", "files", "added", "removed", "rejections", "build_change"}
     assert out["ok"] is False
     assert out["files"] == ["src/App/Calc.cs", ".github/workflows/ci.yml"]
     rejections = [(r["rule"], r["path"]) for r in out["rejections"]]
