@@ -1,0 +1,44 @@
+"""Inline mode (`ci-agent fix --github` as a step of the job that built and tested) reads the
+result files this job wrote, never files the commit holds unchanged: a committed sample `.trx`
+matched by the default `**/*.trx` is not a failure of this run (ci_agent/fixcycle/sources.py).
+"""
+
+from __future__ import annotations
+
+from tests.github_scenarios.harness import USER_TOKEN, World
+from tests.github_scenarios.steps import answer, model_calls
+from tests.scenarios import model_scripts as model
+from tests.scenarios.sample_repos import git
+
+SAMPLE_TRX = """<?xml version="1.0" encoding="utf-8"?>
+<TestRun id="0b4c" name="sample" xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010">
+  <Results>
+    <UnitTestResult testId="1" testName="Samples.CommittedSample.NeverRunHere" outcome="Failed">
+      <Output><ErrorInfo><Message>a sample failure kept in the repository</Message></ErrorInfo></Output>
+    </UnitTestResult>
+  </Results>
+  <ResultSummary outcome="Failed"><Counters total="1" executed="1" passed="0" failed="1"/></ResultSummary>
+</TestRun>
+"""
+
+
+def test_inline_never_reads_a_committed_sample_trx_as_this_runs_result(world: World) -> None:
+    person = world.checkout("main", "person")
+    git(person, "checkout", "-q", "-B", "main", "origin/main")
+    (person / "samples" / "TestResults").mkdir(parents=True)
+    (person / "samples" / "TestResults" / "sample.trx").write_text(SAMPLE_TRX)
+    git(person, "add", "-A")
+    git(person, "commit", "-q", "-m", "docs: a sample test report")
+    git(person, "push", "-q", "origin", "main")
+    world.inputs["github_token"] = USER_TOKEN
+    answer(world, "broken", "fix")
+
+    run = world.inline("main")  # test_results: the default **/*.trx
+
+    assert run.exit_code == 0, str(run)
+    assert model_calls(world) == 1
+    report = model.first_user_text(world.api.message_requests[0])
+    report = report.split("## Failure report", 1)[1].split("\n## Context", 1)[0]
+    assert "test_no_ratings_yet" in report, "the test step's log"
+    assert "NeverRunHere" not in report and "sample.trx" not in report, "the commit's own file"
+    assert "samples/TestResults/sample.trx" in run.summary, "the summary says what was skipped"
