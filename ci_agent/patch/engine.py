@@ -79,6 +79,9 @@ def _apply_rejection(complaint: str, patch: Patch) -> Rejection:
     )
 
 
+TRUSTED_REFS = "refs/ci-agent/trusted/"
+
+
 def _text_at(repo: Path, rev: str, path: str) -> str | None:
     """A file's text in the index (`rev` empty) or at `rev`; None when it is not there."""
     result = git.git(repo, ["cat-file", "blob", f"{rev}:{path}"])
@@ -87,12 +90,15 @@ def _text_at(repo: Path, rev: str, path: str) -> str | None:
 
 def pipeline_includes(repo: Path) -> tuple[str, ...]:
     """Every file `.gitlab-ci.yml` includes locally, on this branch and on the default branch
-    (`origin/HEAD`, when the clone knows it): the fix branch's pipeline runs the first, and the
-    second is what the project trusts."""
+    (`origin/HEAD`, or the copy a CI cycle fetched to read its configuration): the fix branch's
+    pipeline runs the first, and the second is what the project trusts."""
     patterns: list[str] = []
     revs = [""]
     if git.git(repo, ["rev-parse", "--verify", "-q", "refs/remotes/origin/HEAD"]).ok:
         revs.append("refs/remotes/origin/HEAD")
+    # where a CI cycle fetched the default branch to read its configuration (fixcycle/trusted.py)
+    trusted = git.git(repo, ["for-each-ref", "--format=%(refname)", TRUSTED_REFS])
+    revs += [ref for ref in trusted.stdout.splitlines() if ref] if trusted.ok else []
     for rev in revs:
         if _text_at(repo, rev, GITLAB_CI) is None:
             continue

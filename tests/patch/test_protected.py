@@ -251,3 +251,21 @@ def test_a_character_the_file_already_has_is_the_projects_text(tmp_path: Path) -
 def test_removed_lines_may_drop_hidden_characters(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "x = 1\u200b\n"})
     assert apply_patch(edit("a.py", "x = 1\u200b", "x = 1"), repo.path, PatchSettings()).ok
+
+
+def test_the_default_branch_a_ci_cycle_fetched_counts_too(tmp_path: Path) -> None:
+    """In CI the default branch is fetched into refs/ci-agent/trusted/<branch> (no origin/HEAD)."""
+    from ci_agent.fixcycle.trusted import TRUSTED_PREFIX
+    from ci_agent.patch.engine import TRUSTED_REFS
+
+    assert TRUSTED_PREFIX == TRUSTED_REFS
+    repo = make_repo(tmp_path / "r", {".gitlab-ci.yml": "include: [{local: ci/deploy.yml}]\n",
+                                      "ci/deploy.yml": "deploy: {script: [true]}\n"})
+    repo.git("update-ref", f"{TRUSTED_PREFIX}main", "HEAD")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.git("rm", "-q", ".gitlab-ci.yml")
+    repo.commit_all("no pipeline on this branch")
+    patch = edit("ci/deploy.yml", "deploy: {script: [true]}", f"deploy: {{script: ['{PAYLOAD}']}}")
+    assert [r.rule for r in apply_patch(patch, repo.path, PatchSettings()).rejections] == ["path.denied"]
+    repo.git("update-ref", "-d", f"{TRUSTED_PREFIX}main")
+    assert apply_patch(patch, repo.path, PatchSettings()).ok
