@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_agent import git, state
@@ -14,6 +15,8 @@ from ci_agent.budget import Budget, assess
 from ci_agent.errors import ExitCode
 from ci_agent.fixcycle import texts
 from ci_agent.forge_state import Proposed, events, read_chain
+from ci_agent.patch.buildtime import build_changes
+from ci_agent.patch.parse import PatchParseError, parse_patch
 
 if TYPE_CHECKING:
     from ci_agent.attempt import Outcome
@@ -75,6 +78,15 @@ def propose(runner: _Runner, cycle: Cycle, outcome: Outcome, details: str, colle
                           collected=collected, details=details)
 
 
+def _build_changes(repo: Path, commit: str) -> tuple[str, ...]:
+    """The build-time edits of a pushed attempt, read back from its commit (patch.buildtime)."""
+    try:
+        return build_changes(parse_patch(git.git_ok(repo, ["diff", "--no-color", "--no-ext-diff",
+                                                           "--no-renames", f"{commit}^", commit])))
+    except PatchParseError:
+        return ()
+
+
 def orphaned(runner: _Runner, cycle: Cycle, chain: list[Any], tip: Any, collected: Collected) -> Result:
     """The fix branch holds a pushed attempt that no change request shows: an earlier job pushed
     it and then failed to open one (a missing permission, an outage). Open it now rather than
@@ -100,10 +112,13 @@ def orphaned(runner: _Runner, cycle: Cycle, chain: list[Any], tip: Any, collecte
     details = (f"Attempt {number} was pushed by an earlier job that could not open this "
                f"{runner.words.change_request}; its commit says:\n\n"
                + texts.fence(runner.redact(message)))
+    flagged = _build_changes(cycle.repo, tip.sha)
+    callout = texts.build_change_callout(flagged, runner.words) if flagged else ""
     cycle.pr = cycle.forge.open_change_request(
         cycle.fix_branch, cycle.source, runner.redact(texts.pr_title(cycle.source, summary)),
-        runner.redact(texts.pr_body(cycle.source, details, runner.words)), draft=runner.inputs.draft)
-    cycle.forge.add_labels(cycle.pr.number, [texts.LABEL])
+        runner.redact(callout + texts.pr_body(cycle.source, details, runner.words)),
+        draft=runner.inputs.draft)
+    cycle.forge.add_labels(cycle.pr.number, [texts.LABEL, *([texts.BUILD_CHANGE_LABEL] if flagged else [])])
     if runner.trig.run_id:
         cycle.marker = cycle.marker.with_run(runner.trig.run_id, f"attempt {number}")
     note = runner.platform.start_ci(cycle.forge, cycle.token, cycle.fix_branch, tip.sha)
