@@ -27,9 +27,11 @@ _TAUTOLOGY = re.compile(
     rf"CountEqual)|assert_equal)\s*\(\s*(?P<e1>{_ARG})\s*,\s*(?P=e1)\s*[,)]|"
     rf"^\s*assert\s+(?P<e2>{_ARG})\s*(==|is|>=|<=)\s*(?P=e2)\s*(,.*)?(#.*)?$"
 )
-_ALWAYS_TRUE = re.compile(r"^\s*assert\b.*\bor\s+(True|1|not\s+False)\b|\bor\s+True\s*\)|"
-                          r"\bAssert\s*\.\s*\w+\s*\(.*\|\|\s*true\b|\|\|\s*true\s*\)")
-_CAUGHTASSERTION = re.compile(
+# `or True` / `|| true` in a check, or in a test's condition (`$(cmd || true)` in a script is
+# ordinary shell, so elsewhere it is the build-script gate's business)
+_ALWAYS_TRUE = re.compile(r"\bor\s+(True|1|not\s+False)\b|\|\|\s*true\b")
+_CONDITION = re.compile(r"^\s*(if|elif|while)\b|\bif\s*\(")
+_CAUGHT_ASSERTION = re.compile(
     r"\bexcept\s*\(?[^:]*\bAssertionError\b|\bpytest\s*\.\s*raises\s*\(\s*AssertionError\b|"
     r"\bsuppress\s*\([^)]*\bAssertionError\b|\bassertRaises\s*\(\s*AssertionError\b|"
     r"\bcatch\s*\(\s*([\w.]+\.)?(XunitException|AssertionException|AssertFailedException|"
@@ -92,9 +94,11 @@ def rejections(fp: FilePatch, test_file: bool) -> list[Rejection]:
     rule = "gate.assertion_weakened"
     if (hit := lines.first(added, _TAUTOLOGY)) is not None:
         return [Rejection(rule, p, _message(fp, hit, "the patch adds an assertion that cannot fail"))]
-    if (hit := lines.first(added, _ALWAYS_TRUE)) is not None:
+    hit = next((a for a in added if _ALWAYS_TRUE.search(a.text) and (
+        ASSERTION.search(a.text) or (test_file and _CONDITION.search(a.text)))), None)
+    if hit is not None:
         return [Rejection(rule, p, _message(fp, hit, "the patch makes a check always true"))]
-    if (hit := lines.first(added, _CAUGHTASSERTION)) is not None:
+    if (hit := lines.first(added, _CAUGHT_ASSERTION)) is not None:
         return [Rejection(rule, p, _message(fp, hit, "the patch catches the assertion failure itself",
                                             "Let a failing assertion fail the test; " + _HOW))]
     if not test_file:

@@ -110,6 +110,10 @@ CALC_CS = (
 )
 CALC_PY = "def add(a, b):\n    return a - b\n"
 MAKEFILE = "test:\n\tpytest tests\n"
+PAGING_CS = (
+    "namespace App;\n\npublic static class Paging\n{\n    public static Query First() => new Query();\n}\n"
+)
+BUILD_SH = "#!/bin/sh\nset -eu\necho building\n"
 FILES: dict[str, str] = {
     "tests/test_calc.py": PY_TEST,
     "tests/conftest.py": CONFTEST,
@@ -127,6 +131,9 @@ FILES: dict[str, str] = {
     ".globalconfig": GLOBALCONFIG,
     ".editorconfig": EDITORCONFIG,
     "Makefile": MAKEFILE,
+    "src/App/Paging.cs": PAGING_CS,
+    "build.sh": BUILD_SH,
+    "docs/testing.md": "# Testing\n\nRun pytest.\n",
 }
 
 
@@ -297,6 +304,12 @@ CASES: list[tuple[str, str, str, str]] = [
     (
         "make-or-true",
         change("Makefile", "\tpytest tests\n", "\tpytest tests || true\n"),
+        "gate.test_result_ignored",
+        SKIPS,
+    ),
+    (
+        "make-or-colon",
+        change("Makefile", "\tpytest tests\n", "\tpytest tests || :\n"),
         "gate.test_result_ignored",
         SKIPS,
     ),
@@ -695,6 +708,18 @@ HONEST = [
         ),
     ),
     ("ini-verbose", change("pytest.ini", "addopts = -q\n", "addopts = -q -ra\n")),
+    ("tox-python-m", change("tox.ini", "commands = pytest tests\n", "commands = python -m pytest tests\n")),
+    ("paging-skip-property", change("src/App/Paging.cs", "new Query()", "new Query { Skip = 10, Take = 5 }")),
+    (
+        "shell-or-true",
+        change("build.sh", "echo building\n", "VERSION=$(git describe || true)\necho building\n"),
+    ),
+    (
+        "docs-name-a-skip",
+        change(
+            "docs/testing.md", "Run pytest.\n", "Run pytest. Mark slow tests with `@pytest.mark.skipif`.\n"
+        ),
+    ),
     (
         "severity-raised",
         change(
