@@ -10,6 +10,7 @@ commit holds (the job has `dependencies: []`).
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -147,21 +148,40 @@ def outputs(result: Result) -> dict[str, str]:
             "CI_AGENT_MR_URL": pr.url if pr else "", "CI_AGENT_TOKENS": str(result.tokens)}
 
 
-def write_dotenv(path: Path, values: Mapping[str, str]) -> None:
+def dotenv_text(values: Mapping[str, str]) -> str:
     """`artifacts:reports:dotenv`: one `KEY=value` per line; GitLab takes no multi-line values,
     so anything that could break a line is dropped from the value."""
     lines = []
     for key, value in values.items():
         clean = "".join(ch for ch in value if ch.isprintable())
         lines.append(f"{key}={clean}\n")
-    _write(path, "".join(lines))
+    return "".join(lines)
 
 
-def _write(path: Path, text: str) -> None:
+def write_job_file(path: Path, text: str) -> str | None:
+    """Write one of the files the job leaves in the checkout; the sentence saying why it could not
+    be written, or None. Never through a symlink: the checkout is the branch's content, and a
+    committed `ci-agent.env -> ~/.profile` must not make us write elsewhere."""
     try:
-        path.write_text(text, encoding="utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
-        raise CiAgentError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        why = "it is a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        return f"cannot write {path.name}: {why}"
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return None
+
+
+def write_dotenv(path: Path, values: Mapping[str, str]) -> str | None:
+    return write_job_file(path, dotenv_text(values))
+
+
+def leave_job_files(workdir: Path, values: Mapping[str, str], summary_text: str) -> list[str]:
+    """The dotenv report and the summary artifact. A file that cannot be written is a sentence
+    for the log, never the job's outcome: the real outcome or error must still be what it says."""
+    problems = [write_dotenv(workdir / OUTPUT_ENV_FILE, values),
+                write_job_file(workdir / SUMMARY_FILE, summary_text)]
+    return [p for p in problems if p]
 
 
 def _bounded(text: str) -> str:
@@ -220,12 +240,18 @@ def finish_gitlab(env: Mapping[str, str],
     try:
         result = run(env, client_factory)
     except CiAgentError as exc:
-        write_dotenv(workdir / OUTPUT_ENV_FILE, {"CI_AGENT_OUTCOME": "error"})
-        _write(workdir / SUMMARY_FILE, f"## ci-agent: error\n\n{untrusted_md(redact(str(exc)))}\n")
+        problems = leave_job_files(workdir, {"CI_AGENT_OUTCOME": "error"},
+                                   f"## ci-agent: error\n\n{untrusted_md(redact(str(exc)))}\n")
+        _also(problems)  # main prints the error itself, which stays the job's error
         raise
-    write_dotenv(workdir / OUTPUT_ENV_FILE, outputs(result))
-    _write(workdir / SUMMARY_FILE, _bounded(redact(summary(result, GITLAB_WORDS))))
+    problems = leave_job_files(workdir, outputs(result), _bounded(redact(summary(result, GITLAB_WORDS))))
     word = "skipped" if result.outcome == "skipped" else result.outcome
     line = " ".join(sanitize_untrusted(redact(f"ci-agent: {word}: {result.message}")).split())
     print(line, file=stream, flush=True)
+    _also(problems)
     return int(result.exit_code)
+
+
+def _also(problems: list[str]) -> None:
+    for problem in problems:
+        print(f"ci-agent: also: {sanitize_untrusted(problem)}", file=sys.stderr, flush=True)

@@ -320,7 +320,9 @@ class World:
             variables.pop(gone, None)
         code, out, err = self._invoke(variables, workspace)
         dotenv_path, summary_path = workspace / "ci-agent.env", workspace / "ci-agent-summary.md"
-        dotenv = parse_dotenv(dotenv_path.read_text()) if dotenv_path.exists() else {}
+        # what the job wrote; a link the branch committed under that name is not its report
+        written = dotenv_path.is_file() and not dotenv_path.is_symlink()
+        dotenv = parse_dotenv(dotenv_path.read_text()) if written else {}
         summary = summary_path.read_text() if summary_path.exists() else ""
         found = JobRun(name, code, out, err, dotenv, summary, workspace, variables)
         self.jobs.append(found)
