@@ -272,8 +272,22 @@ class _Runner:
         ready = f"; the {self.words.change_request} is ready for review" if pr and not self.in_place else ""
         message = f"CI is green on {cycle.fix_branch} at {self.trig.sha[:12] or 'its tip'}{ready}"
         budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
-        self._status(cycle, pr, "fixed: CI is green on the fix branch", budget, [message])
+        lines = [message] + ([f"Fix {self.words.change_request}: {self.words.ref(pr.number)}"]
+                             if pr is not None and not self.in_place else [])
+        self._status(cycle, pr, "fixed: CI is green on the fix branch", budget, lines,
+                     also=self._source_holder(cycle, pr))
         return self._result(cycle, "fixed", ExitCode.OK, message, pr=pr)
+
+    def _source_holder(self, cycle: Cycle, pr: ChangeRequest | None) -> tuple[int, ...]:
+        """The change request of the branch being fixed, when it holds our status comment: a run
+        on the fix branch knows only the fix change request, and the person's one would otherwise
+        keep saying "waiting for CI" after the fix went green."""
+        if self.in_place or not self.trig.on_fix_branch or self.inputs.dry_run:
+            return ()
+        source = cycle.forge.find_change_request(cycle.source)
+        if source is None or (pr is not None and source.number == pr.number):
+            return ()
+        return (source.number,) if cycle.forge.read_status_state(source.number) is not None else ()
 
     def _escalate(self, cycle: Cycle, budget: Budget, collected: Collected) -> Result:
         forge, pr = cycle.forge, cycle.pr
@@ -414,14 +428,14 @@ class _Runner:
     # -- helpers ---------------------------------------------------------------------------------
 
     def _status(self, cycle: Cycle, pr: ChangeRequest | None, headline: str, budget: Budget | None,
-                lines: list[str]) -> None:
+                lines: list[str], also: tuple[int, ...] = ()) -> None:
         if self.inputs.dry_run:
             return
         if self.config_note:
             lines = [*lines, self.config_note]
         body = self.redact(texts.status_text(headline, cycle.fix_branch, cycle.source, budget, lines,
                                              cycle.marker.tokens))
-        numbers = [n for n in (pr.number if pr else None, self.trig.pr_number) if n is not None]
+        numbers = [n for n in (pr.number if pr else None, self.trig.pr_number, *also) if n is not None]
         for number in dict.fromkeys(numbers):
             # another job may have written since we read: keep what it recorded
             current = ForgeState.from_json(cycle.forge.read_status_state(number))
