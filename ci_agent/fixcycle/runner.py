@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_agent import git, state
-from ci_agent.budget import Budget, assess
+from ci_agent.budget import AttemptRecord, Budget, assess
 from ci_agent.cienv import ActionInputs, Trigger
 from ci_agent.collect import Collected, collect, describe
 from ci_agent.errors import ExitCode, ForgeError, UsageError
@@ -84,6 +84,9 @@ class Cycle:
     # push/propose (the source branch is the one fixed) a private name, so the runner's own
     # checkout of that branch is never moved under its feet.
     local_branch: str = ""
+    # `/ci-agent stop`: the change request labelled paused. Runs that decide a pending attempt
+    # still record their verdict; only new attempts wait for `/ci-agent resume`.
+    paused: ChangeRequest | None = None
 
     @property
     def engine_branch(self) -> str:
@@ -165,7 +168,7 @@ class _Runner:
             # `/ci-agent stop` on the person's change request, before any fix one exists
             own = forge.find_change_request(trig.branch)
             paused = own if own is not None and texts.PAUSED_LABEL in own.labels else None
-        if paused is not None and not self.command:
+        if paused is not None and not self.command and not trig.on_fix_branch:
             return Result("skipped", ExitCode.OK, f"{self.words.ref(paused.number)} is labelled "
                           f"{texts.PAUSED_LABEL}; no automatic attempts", fix_branch, pr=pr)
         if fix_branch == forge.default_branch() or (forge.protected(fix_branch)
@@ -175,7 +178,8 @@ class _Runner:
         auth = self.platform.push_auth(repo, token)
         remote_tip = fetch_fix_branch(repo, fix_branch)
         marker = replace(marker, fix_branch=fix_branch, source_branch=source)
-        return Cycle(repo, settings, forge, token, source, fix_branch, pr, marker, remote_tip, auth)
+        return Cycle(repo, settings, forge, token, source, fix_branch, pr, marker, remote_tip, auth,
+                     paused=None if self.command else paused)
 
     def _in_place_cycle(self, repo: Path, settings: Settings, forge: Forge, token: str) -> Cycle | Result:
         """Modes push and propose: the failing branch is the one fixed, through its own open
@@ -190,13 +194,12 @@ class _Runner:
         if mode == "push" and (branch == forge.default_branch() or forge.protected(branch)):
             return Result("skipped", ExitCode.OK, f"mode push never pushes to the default or a "
                           f"protected branch ({branch}); use mode pr there", branch, pr=pr)
-        if pr is not None and texts.PAUSED_LABEL in pr.labels and not self.command:
-            return Result("skipped", ExitCode.OK, f"{self.words.ref(pr.number)} is labelled "
-                          f"{texts.PAUSED_LABEL}; no automatic attempts", branch, pr=pr)
+        paused = pr if pr is not None and texts.PAUSED_LABEL in pr.labels and not self.command else None
         marker = ForgeState.from_json(forge.read_status_state(pr.number) if pr else None)
         marker = replace(marker, fix_branch=branch, source_branch=branch)
         return Cycle(repo, settings, forge, token, branch, branch, pr, marker, fetch_fix_branch(repo, branch),
-                     self.platform.push_auth(repo, token), IN_PLACE_PREFIX + state.sanitise_branch(branch))
+                     self.platform.push_auth(repo, token), IN_PLACE_PREFIX + state.sanitise_branch(branch),
+                     paused)
 
     def _with_cycle(self, cycle: Cycle, tmp: Path) -> Result:
         trig = self.trig
@@ -247,7 +250,10 @@ class _Runner:
 
     def _observed(self, cycle: Cycle, chain: list[Any], green: bool, collected: Collected | None,
                   sources: Sources | None = None) -> Result:
-        seen = observe_run(cycle.marker, chain, self.trig.run_id, self.trig.sha, green,
+        # Paused, a red run is recorded without its run id: the attempt's verdict counts now, and
+        # after `/ci-agent resume` the same run (re-run) may still start the next attempt.
+        holding = cycle.paused is not None and not green
+        seen = observe_run(cycle.marker, chain, "" if holding else self.trig.run_id, self.trig.sha, green,
                            collected.fingerprint if collected else "")
         waiting = self.command and seen.verdict == "seen" and _pending(chain, seen.state)
         if seen.verdict == "stale" or waiting:
@@ -258,6 +264,8 @@ class _Runner:
         if green:
             return self._success(cycle, chain)
         assert collected is not None
+        if cycle.paused is not None:
+            return self._held(cycle, chain, seen.attempt, collected)
         return self._attempt(cycle, chain, collected, sources or Sources((), ()))
 
     # -- outcomes --------------------------------------------------------------------------------
@@ -277,6 +285,20 @@ class _Runner:
         self._status(cycle, pr, "fixed: CI is green on the fix branch", budget, lines,
                      also=self._source_holder(cycle, pr))
         return self._result(cycle, "fixed", ExitCode.OK, message, pr=pr)
+
+    def _held(self, cycle: Cycle, chain: list[Any], decided: AttemptRecord | None,
+              collected: Collected) -> Result:
+        """A red run while paused: CI's verdict on the pending attempt is written down (so the
+        budget and the next run after `/ci-agent resume` know it), and no new attempt is made."""
+        assert cycle.paused is not None
+        paused = (f"{self.words.ref(cycle.paused.number)} is labelled {texts.PAUSED_LABEL}; no new attempt "
+                  "until `/ci-agent resume`")
+        failed = f"attempt {decided.number} failed on CI (recorded); " if decided else ""
+        message = failed + paused
+        budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
+        if decided is not None:
+            self._status(cycle, cycle.pr, f"paused: attempt {decided.number} failed on CI", budget, [message])
+        return self._result(cycle, "skipped", ExitCode.OK, message, collected=collected)
 
     def _source_holder(self, cycle: Cycle, pr: ChangeRequest | None) -> tuple[int, ...]:
         """The change request of the branch being fixed, when it holds our status comment: a run
