@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ci_agent.cienv import (
     SECRET_INPUTS,
@@ -142,6 +142,17 @@ def github_command(env: Mapping[str, str], client_factory: Callable[[], ModelCli
     return finish_github(env, run_github_command, client_factory, out)
 
 
+def print_request(request: Mapping[str, Any], redact: Callable[[str], str], out: TextIO) -> None:
+    """A dry run's request in a collapsed group of the log; every line is data, never a command."""
+    from ci_agent.fixcycle.dry_run import request_text, size_sentence
+
+    out.write("::group::ci-agent dry run: the request to the model\n")
+    out.write(log_line(redact(request_text(request))) + "\n")
+    out.write("::endgroup::\n")
+    print(log_line(redact(f"ci-agent: dry run: {size_sentence(request)}; nothing was sent")), file=out,
+          flush=True)
+
+
 Runner = Callable[[Mapping[str, str], "Callable[[], ModelClient] | None", "TextIO | None"],
                   tuple[Result, GitHubContext]]
 
@@ -162,6 +173,8 @@ def finish_github(env: Mapping[str, str], run: Runner,
         raise
     write_outputs(ctx.output_path, outputs(result))
     write_summary(ctx.summary_path, redact(summary(result, GITHUB_WORDS)))
+    if result.request is not None:
+        print_request(result.request, redact, stream)
     if result.report is not None and result.outcome not in ("refused", "skipped"):
         emit_commands(stream, redact(annotation_lines(result.report)))
     word = "skipped" if result.outcome == "skipped" else result.outcome

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ MR_IID_VARIABLE = "CI_AGENT_COMMAND_MR_IID"
 NOTE_ID_VARIABLE = "CI_AGENT_COMMAND_NOTE_ID"
 JOB_TOKEN_USER = "gitlab-ci-token"
 _SUMMARY_BYTES = 1024 * 1024
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass
@@ -245,6 +247,13 @@ def finish_gitlab(env: Mapping[str, str],
         _also(problems)  # main prints the error itself, which stays the job's error
         raise
     problems = leave_job_files(workdir, outputs(result), _bounded(redact(summary(result, GITLAB_WORDS))))
+    if result.request is not None:
+        from ci_agent.fixcycle.dry_run import request_text, size_sentence
+
+        # the request as data: no control character (ANSI, a section marker) reaches the trace
+        print(_CONTROL.sub(" ", redact(request_text(result.request))), file=stream)
+        print(_CONTROL.sub(" ", redact(f"ci-agent: dry run: {size_sentence(result.request)}; nothing "
+                                       "was sent")), file=stream, flush=True)
     word = "skipped" if result.outcome == "skipped" else result.outcome
     line = " ".join(sanitize_untrusted(redact(f"ci-agent: {word}: {result.message}")).split())
     print(line, file=stream, flush=True)

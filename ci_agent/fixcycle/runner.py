@@ -48,6 +48,7 @@ class Result:
     tokens: int = 0
     details: str = ""  # Markdown for the job summary (already sanitised)
     report: Any = None  # the distilled Report, for annotations
+    request: Mapping[str, Any] | None = None  # a dry run: the model request it built (redacted)
 
 
 _TITLES = {"fixed": "fixed", "committed": "patch pushed, CI decides", "escalated": "escalated",
@@ -367,8 +368,14 @@ class _Runner:
                                tried=(*cycle.marker.tried, *tried))
         details = self._details(outcome, plan)
         if outcome.status == "dry_run":
-            return self._result(cycle, "skipped", ExitCode.OK, "dry run: the request was built and "
-                                "nothing was sent, pushed or posted", collected=collected, details=details)
+            from ci_agent.fixcycle.dry_run import size_sentence
+
+            assert outcome.request is not None
+            result = self._result(cycle, "skipped", ExitCode.OK, "dry run: nothing was sent, pushed or "
+                                  f"posted; {size_sentence(outcome.request)}, printed in the log",
+                                  collected=collected, details=details)
+            result.request = outcome.request
+            return result
         if outcome.status == "escalated":
             assert outcome.budget is not None
             return self._escalate(cycle, outcome.budget, collected)
