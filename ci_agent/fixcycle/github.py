@@ -146,9 +146,9 @@ def print_request(request: Mapping[str, Any], redact: Callable[[str], str], out:
     """A dry run's request in a collapsed group of the log; every line is data, never a command."""
     from ci_agent.fixcycle.dry_run import request_text, size_sentence
 
-    out.write("::group::ci-agent dry run: the request to the model\n")
+    emit_commands(out, "::group::ci-agent dry run: the request to the model\n")
     out.write(log_line(redact(request_text(request))) + "\n")
-    out.write("::endgroup::\n")
+    emit_commands(out, "::endgroup::\n")
     print(log_line(redact(f"ci-agent: dry run: {size_sentence(request)}; nothing was sent")), file=out,
           flush=True)
 
