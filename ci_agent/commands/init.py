@@ -376,6 +376,8 @@ def _next_steps(watched: Sequence[WorkflowFile]) -> str:
             f"  keep {INLINE_FILE} only if you want a second CI with the fix step built in;\n"
             f"  {COMMAND_FILE} answers `/ci-agent <command>` comments on pull requests (write access\n"
             "  needed; `/ci-agent help` lists the commands);\n"
+            f"  commit {CONFIG_FILE} to the default branch: CI reads it from there (a branch's own\n"
+            "  change takes effect after merge), and its commands are for `ci-agent fix --local`;\n"
             "  then run `ci-agent doctor`.\n")
 
 
@@ -385,7 +387,9 @@ def _gitlab_next_steps(root: Path, stack: Stack, *, wrote_ci: bool) -> str:
              "  Developer), both masked. Protected variables do not reach unprotected branches: leave\n"
              "  them unprotected, or protect the wildcard ci-agent/fix/* (Settings > Repository >\n"
              "  Protected branches); then run `ci-agent doctor --gitlab` (inside a job it also checks\n"
-             "  the variables).\n")
+             "  the variables). Commit .ci-agent.yml to the default branch: CI reads it from there\n"
+             "  (a branch's own change takes effect after merge), and its commands are for\n"
+             "  `ci-agent fix --local`.\n")
     if wrote_ci:
         return "Next:\n" + steps
     existing = read_gitlab_ci(root)

@@ -78,6 +78,9 @@ def test_init_writes_the_templates_and_a_config_for_dotnet(repo: Path,
     assert settings.commands.test == ("dotnet", "test", "--nologo", "--logger", "trx")
     assert settings.commands.verify == ("dotnet", "test", "--nologo")
     assert settings.results.globs == ("**/*.trx",)
+    # in CI the starter config's verify never runs: it says so, and where CI reads it from
+    assert "verify is for `ci-agent fix --local` only" in (repo / ".ci-agent.yml").read_text()
+    assert "commit .ci-agent.yml to the default branch: CI reads it from there" in out
 
 
 def test_init_never_overwrites_without_force(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
