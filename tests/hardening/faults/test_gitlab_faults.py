@@ -42,9 +42,9 @@ P = "/api/v4/projects/acme/shop"
 # The clean run's requests in order (test_the_clean_run_is_the_reference checks them).
 REFERENCE = tuple(Request("api", *line.split()) for line in f"""
     GET {P}/members/all
-    GET {P}/merge_requests
-    GET {P}/merge_requests
     GET {P}
+    GET {P}/merge_requests
+    GET {P}/merge_requests
     GET {P}/protected_branches
     GET {P}/pipelines/1001/jobs
     GET {P}/jobs/5002
