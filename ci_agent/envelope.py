@@ -1,6 +1,8 @@
 """Log envelopes, handled once before any log parser sees a line.
 
-Decodes UTF-8 / UTF-16 (with or without BOM), splits lines (LF, CRLF, bare CR overwrites),
+Decodes UTF-8 / UTF-16 (with or without BOM), splits lines (LF, CRLF, and a bare CR: a classic
+Mac line end, or a terminal overwrite whose every non-blank part is kept, so an error printed
+before a progress bar overwrote it is still read),
 bounds line length so a newline-free gigabyte cannot exhaust memory, and strips what CI
 systems and terminals wrap around tool output: ANSI SGR / cursor control, OSC-8 hyperlinks
 and OSC progress, GitHub Actions timestamps and `##[group]` style commands, GitLab
@@ -98,8 +100,7 @@ class LineCleaner:
     def clean_block(self, block: str) -> str:
         """Complete lines joined by LF (no CR-LF pairs left); returns them cleaned, still LF-joined."""
         if "\r" in block:
-            lines = block.split("\n")
-            block = "\n".join(_resolve_overwrites(line) if "\r" in line else line for line in lines)
+            block = _split_overwrites(block.replace("\r\n", "\n"))
         if "\x1b" in block or "\x9b" in block:
             self.info.ansi = True
             block = _ANSI_RE.sub("", block)
@@ -125,13 +126,19 @@ class LineCleaner:
         return _CONTROL_BLOCK_RE.sub("", block)
 
 
-def _resolve_overwrites(line: str) -> str:
-    """A bare CR means the terminal overwrote the line: what remains visible is the last part.
+def _split_overwrites(text: str) -> str:
+    """Every bare CR ends a line: `error CS1002: ; expected\\rBuilding...` is two lines, both
+    kept (a terminal shows only the last, but what was printed was printed). Blank parts (a CR
+    before the LF, an erase-line escape alone) are dropped, and so is GitLab's section marker in
+    its `\\e[0Ksection_start:..\\r\\e[0KHeader` idiom, which leaves the header."""
+    return "\n".join(_overwrite_parts(line) if "\r" in line else line for line in text.split("\n"))
 
-    GitLab's `\\e[0Ksection_start:..\\r\\e[0KHeader` resolves to the header this way.
-    """
+
+def _overwrite_parts(line: str) -> str:
     parts = [p for p in line.split("\r") if _ANSI_RE.sub("", p).strip()]
-    return parts[-1] if parts else ""
+    shown = [p for i, p in enumerate(parts)
+             if i == len(parts) - 1 or not _GITLAB_SECTION_RE.match(_ANSI_RE.sub("", p))]
+    return "\n".join(shown)
 
 
 def iter_raw_lines(stream: BinaryIO, info: EnvelopeInfo, max_bytes: int | None = None) -> Iterator[str]:
@@ -151,6 +158,7 @@ def iter_raw_blocks(stream: BinaryIO, info: EnvelopeInfo, max_bytes: int | None 
     info.encoding, info.bom = encoding, bom > 0
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
     pending = ""
+    held_cr = False  # a CR at the end of the last chunk: the LF of a CR-LF may come next
     skipping_rest = False  # inside an over-long line whose head was already produced
     chunk = first[bom:]
     info.bytes_read = len(first)
@@ -158,7 +166,16 @@ def iter_raw_blocks(stream: BinaryIO, info: EnvelopeInfo, max_bytes: int | None 
         final = not chunk
         text = decoder.decode(chunk, final=final)
         if text:
-            text = pending + text
+            text = pending + ("\r" if held_cr else "") + text
+            held_cr = not final and text.endswith("\r")
+            if held_cr:
+                text = text[:-1]
+            if "\r" in text:
+                if "\r\n" in text:
+                    info.crlf = True
+                    text = text.replace("\r\n", "\n")
+                if "\r" in text:
+                    text = _split_overwrites(text)
             last_lf = text.rfind("\n")
             if last_lf == -1:
                 pending = text

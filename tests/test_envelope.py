@@ -93,8 +93,11 @@ def test_lf_crlf_and_missing_final_newline() -> None:
     assert clean_lines(b"a\n\nb\n") == ["a", "", "b"]
 
 
-def test_bare_cr_keeps_what_the_terminal_showed_last() -> None:
-    assert clean_lines(b"progress 10%\rprogress 100%\n") == ["progress 100%"]
+def test_bare_cr_is_a_line_end_and_an_overwrite_hides_nothing() -> None:
+    # Issue 12: a terminal shows only the last part, but an error printed before a progress bar
+    # overwrote it was printed; classic Mac files end every line with a bare CR.
+    assert clean_lines(b"progress 10%\rprogress 100%\n") == ["progress 10%", "progress 100%"]
+    assert clean_lines(b"a\rb\r\rc\r") == ["a", "b", "c"]
 
 
 # --------------------------------------------------------------------------- terminal escapes

@@ -47,7 +47,9 @@ def failing_trx(message: str, prolog: str = "") -> bytes:
 @pytest.mark.parametrize("offset", range(-7, 2))
 def test_illegal_charref_split_across_the_chunk_boundary(offset: int) -> None:
     head = b'<TestRun><Results><UnitTestResult testName="T" outcome="Failed"><Output><ErrorInfo><Message>'
-    pad = b"a" * (CHUNK_BYTES + offset - len(head))  # `&#x1F;` starts `offset` bytes from the boundary
+    need = CHUNK_BYTES + offset - len(head)  # `&#x1F;` starts `offset` bytes from the boundary
+    unit = b"<x/>" + b"a" * 60  # short text runs: a field over 64 KiB would be cut (caps.FIELD_BYTES)
+    pad = unit * (need // len(unit)) + b"a" * (need % len(unit))
     tail = b"</Message></ErrorInfo></Output></UnitTestResult></Results></TestRun>"
     reader = SanitizingReader(io.BytesIO(head + pad + b"&#x1F;z" + tail))
     out = read_all(reader)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 from ci_agent.model import Outcome, ParseResult, TestCase
+from ci_agent.parsers.caps import NAME_BYTES, cap, cap_name
 from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
     MAX_STACK_CHARS,
@@ -197,9 +198,9 @@ def _build_case(elem: Any, outcome: Outcome, children: _Children, suite_file: st
     out = text(children.out) if children.out is not None else None
     err = text(children.err) if children.err is not None else None
     return TestCase(
-        name=elem.get("name") or elem.get("classname") or UNNAMED,
+        name=cap_name(elem.get("name") or elem.get("classname") or UNNAMED),
         outcome=outcome,
-        classname=elem.get("classname") or elem.get("class") or None,
+        classname=cap(elem.get("classname") or elem.get("class"), NAME_BYTES),
         message=head(message, MAX_MESSAGE_CHARS),
         stack=head(stack, MAX_STACK_CHARS),
         file=elem.get("file") or suite_file,

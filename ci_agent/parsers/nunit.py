@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from ci_agent.model import Outcome, ParseResult, TestCase
+from ci_agent.parsers.caps import NAME_BYTES, cap, cap_name
 from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
     MAX_STACK_CHARS,
@@ -225,11 +226,11 @@ def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
         message = _message_of(reason)
     if problem:
         message = f"{problem}; {message}" if message else problem
-    name = _name_of_case(elem)
+    name = cap_name(_name_of_case(elem))
     return TestCase(
         name=name,
         outcome=outcome,
-        classname=elem.get("classname") or _class_from_name(name),
+        classname=cap(elem.get("classname") or _class_from_name(name), NAME_BYTES),
         message=head(message, MAX_MESSAGE_CHARS),
         stack=head(stack, MAX_STACK_CHARS),
         duration_s=parse_duration(elem.get("duration") or elem.get("time")),

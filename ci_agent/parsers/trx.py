@@ -28,7 +28,15 @@ from lxml import etree
 
 from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
 from ci_agent.parsers.trx_fields import KNOWN_RESULT_KINDS, OUTCOMES, child, make_case, map_outcome
-from ci_agent.parsers.xmlsafe import SanitizingReader, clear_element, iterparse, local_name, text_of
+from ci_agent.parsers.xmlsafe import (
+    SanitizingReader,
+    clear_element,
+    damage,
+    iterparse,
+    local_name,
+    repair_notes,
+    text_of,
+)
 
 RUN_TEXT_LIMIT = 4096
 MAX_RUN_INFOS = 20
@@ -207,12 +215,21 @@ def _free(elem: Any, freed: int) -> int:
 
 
 def _walk(state: _State, reader: SanitizingReader) -> None:
+    parser = iterparse(reader)
+    _walk_events(state, parser)
+    damaged = damage(parser)
+    if damaged:
+        state.unreadable = True
+        state.run_errors.append(RunError(state.source, damaged))
+
+
+def _walk_events(state: _State, parser: Any) -> None:
     kinds: list[int] = []  # kinds of the open, non-opaque-interior elements
     names: dict[str, str] = {}  # tag -> local name (a handful of distinct tags)
     depth = 0
     opaque_at = 0  # depth of the open opaque element, 0 when none
     small_ends = 0
-    for event, elem in iterparse(reader):
+    for event, elem in parser:
         if event == "start":
             depth += 1
             if opaque_at:
@@ -335,6 +352,7 @@ def _notes(state: _State, reader: SanitizingReader) -> list[str]:
         notes.append(f"repaired {reader.repairs} illegal XML character(s) or character reference(s)")
     if reader.transcoded_from:
         notes.append(f"transcoded from {reader.transcoded_from}")
+    notes.extend(repair_notes(reader))
     _run_level(state, notes)
     return notes
 

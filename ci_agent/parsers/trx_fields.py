@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ci_agent.model import Outcome, TestCase
+from ci_agent.parsers.caps import MESSAGE_BYTES, STACK_BYTES, cap, cap_name
 from ci_agent.parsers.xmlsafe import local_name, text_of
 
 STDOUT_LIMIT = 4096
@@ -131,10 +132,10 @@ def make_case(result: Any) -> TestCase:
     file, line = first_frame_location(stack)
     name = result.get("testName") or result.get("name") or result.get("testId") or "(unnamed test)"
     return TestCase(
-        name=name,
+        name=cap_name(name),
         outcome=map_outcome(raw),
-        message=message,
-        stack=stack,
+        message=cap(message, MESSAGE_BYTES),
+        stack=cap(stack, STACK_BYTES),
         file=file,
         line=line,
         duration_s=parse_duration(result.get("duration")),

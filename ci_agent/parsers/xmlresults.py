@@ -16,12 +16,22 @@ from typing import Any, BinaryIO
 from lxml import etree
 
 from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
-from ci_agent.parsers.xmlsafe import SanitizingReader, clear_element, iterparse, local_name, text_of
+from ci_agent.parsers import caps
+from ci_agent.parsers.xmlsafe import (
+    SanitizingReader,
+    clear_element,
+    damage,
+    iterparse,
+    local_name,
+    repair_notes,
+    text_of,
+)
 
-# Bounds on text kept per case: a 100 MB file full of failures must not become 100 MB of memory.
-MAX_MESSAGE_CHARS = 16_384
-MAX_STACK_CHARS = 65_536
-MAX_STDOUT_CHARS = 8_192
+# Bounds on text kept per case (UTF-8 bytes, from `caps`): a 100 MB file full of failures must
+# not become 100 MB of memory. The names keep their old spelling for the parsers that import them.
+MAX_MESSAGE_CHARS = caps.MESSAGE_BYTES
+MAX_STACK_CHARS = caps.STACK_BYTES
+MAX_STDOUT_CHARS = caps.OUTPUT_BYTES
 MAX_NOTE_NAMES = 10
 
 __all__ = [
@@ -41,21 +51,13 @@ __all__ = [
 
 
 def head(value: str | None, limit: int) -> str | None:
-    """The start of `value`, cut at `limit` characters with a visible marker. Empty -> None."""
-    if not value:
-        return None
-    if len(value) <= limit:
-        return value
-    return value[:limit] + f"\n... [{len(value) - limit} more characters cut]"
+    """The start of `value`, cut at `limit` bytes with `… [truncated N bytes]`. Empty -> None."""
+    return caps.cap(value, limit)
 
 
 def tail(value: str | None, limit: int) -> str | None:
-    """The end of `value` (console output matters most at its end), cut with a visible marker."""
-    if not value:
-        return None
-    if len(value) <= limit:
-        return value
-    return f"[{len(value) - limit} earlier characters cut] ...\n" + value[-limit:]
+    """The end of `value` (console output matters most at its end), the marker first."""
+    return caps.cap_end(value, limit)
 
 
 def first_line(text: str | None) -> str | None:
@@ -166,14 +168,17 @@ class CaseSink:
 
 
 def stream_events(stream: BinaryIO, sink: CaseSink) -> Iterator[tuple[str, Any, str]]:
-    """(event, element, local name) for each start/end; stops cleanly on bad XML.
+    """(event, element, local name) for each start/end; never stops early on bad XML.
 
-    A syntax error (truncation, illegal markup, entity bombs refused by libxml2, excessive
-    depth) or a read error becomes one RunError on the sink; events before it were yielded.
+    libxml2 reads on in recover mode past a damaged spot (its first problem becomes one RunError
+    that says where, and the cases after it still count); what cannot be read at all (an empty
+    file, no root element, a read error) becomes one RunError too.
     """
     reader = SanitizingReader(stream)
+    parser = None
     try:
-        for event, elem in iterparse(reader):
+        parser = iterparse(reader)
+        for event, elem in parser:
             name = _NAMES.get(elem.tag) or name_of(elem.tag)
             if name:
                 yield event, elem, name
@@ -187,8 +192,14 @@ def stream_events(stream: BinaryIO, sink: CaseSink) -> Iterator[tuple[str, Any, 
         sink.error(f"could not parse the XML: {_first_error_line(str(exc))}")
     except OSError as exc:
         sink.error(f"could not read the file: {exc}")
+    else:
+        damaged = damage(parser)
+        if damaged:
+            sink.error(damaged)
     if reader.repairs:
         sink.note(f"replaced {reader.repairs} character(s) that are illegal in XML 1.0")
+    for note in repair_notes(reader):
+        sink.note(note)
 
 
 _LXML_POSITION_RE = re.compile(r",? line \d+, column \d+$")

@@ -2,9 +2,12 @@
 
 Real result files break strict parsers: .NET writes illegal XML 1.0 character references
 (`&#x2;`, `&#x1F;`) into obfuscated stack traces, NUnit files carry raw control bytes, some
-files are UTF-16. `SanitizingReader` repairs those on the fly, chunk by chunk, so memory stays
-flat. `iterparse` never resolves entities, loads DTDs or touches the network (no XXE, no
-billion laughs) and allows huge text nodes (multi-MB CDATA is real).
+files are UTF-16, and a damaged file has a stray `<` or `&`, a tag cut off, invalid UTF-8.
+`SanitizingReader` repairs what it can on the fly, chunk by chunk, so memory stays flat, and
+caps every field (`xmlrepair.FieldCapper`): a 400 MB message costs 64 KiB. `iterparse` runs
+libxml2 in recover mode, so one bad byte never ends the parse (the tests after it are still
+read; `damage()` says where it was), never resolves entities, loads DTDs or touches the network
+(no XXE, no billion laughs) and allows huge text nodes (multi-MB CDATA is real).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from collections.abc import Iterator
 from typing import IO, Any, BinaryIO
 
 from lxml import etree
+
+from ci_agent.parsers.xmlrepair import FieldCapper, StrayLtEscaper
 
 CHUNK_BYTES = 1 << 20
 # Illegal in XML 1.0: C0 controls other than TAB, LF, CR. As raw bytes and as character references.
@@ -48,6 +53,8 @@ class SanitizingReader:
         self._carry = b""
         self._eof = False
         self.repairs = 0
+        self.capper = FieldCapper()
+        self._escaper = StrayLtEscaper()
         self.bytes_read = 0
         self.transcoded_from: str | None = None
 
@@ -87,17 +94,31 @@ class SanitizingReader:
                 self._eof = True
                 self._carry = b""
             else:
-                # Keep back a tail that may be a character reference cut in half.
+                # Keep back a tail that may be a character reference (or a `<`) cut in half.
                 cut = data.rfind(b"&", max(0, len(data) - _CARRY))
                 if cut != -1 and b";" not in data[cut:]:
                     data, self._carry = data[:cut], data[cut:]
+                elif data.endswith(b"<"):
+                    data, self._carry = data[:-1], b"<"
                 else:
                     self._carry = b""
             cleaned = data.translate(None, _ILLEGAL_BYTES)
             self.repairs += len(data) - len(cleaned)
             cleaned, n = _ILLEGAL_CHARREF_RE.subn(_REPLACEMENT_REF, cleaned)
             self.repairs += n
-            self._buffer = cleaned
+            cleaned = self.capper.feed(cleaned)
+            if self._eof:
+                cleaned += self.capper.finish()
+            self._buffer = self._escaper.feed(cleaned)
+
+    @property
+    def escaped(self) -> int:
+        """Stray `<` and `&` turned into text."""
+        return self._escaper.escaped
+
+    @property
+    def first_escape_at(self) -> int | None:
+        return self._escaper.first_at
 
     def read(self, size: int = -1) -> bytes:
         if self._pos >= len(self._buffer):
@@ -111,22 +132,52 @@ class SanitizingReader:
         return self._buffer[start:end]
 
 
-def iterparse(stream: IO[bytes] | SanitizingReader, events: tuple[str, ...] = ("start", "end")) -> Iterator[
-    tuple[str, Any]
-]:
-    """lxml iterparse with every dangerous feature off. Raises etree.XMLSyntaxError on bad XML."""
-    return iter(
-        etree.iterparse(
-            stream,
-            events=events,
-            huge_tree=True,
-            resolve_entities=False,
-            no_network=True,
-            load_dtd=False,
-            remove_comments=True,
-            remove_pis=True,
-        )
+def iterparse(stream: IO[bytes] | SanitizingReader, events: tuple[str, ...] = ("start", "end")) -> Any:
+    """lxml iterparse (an iterator of (event, element); `damage()` reads what it recovered from)
+    with every dangerous feature off, in recover mode. Still raises etree.XMLSyntaxError when
+    there is no XML at all (an empty file, no root element)."""
+    return etree.iterparse(
+        stream,
+        events=events,
+        huge_tree=True,
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        remove_comments=True,
+        remove_pis=True,
+        recover=True,
     )
+
+
+_POSITION_RE = re.compile(r",? line \d+, column \d+\s*$")
+
+
+def damage(parser: Any) -> str | None:
+    """What recover mode stepped over, as one sentence (None when the file was whole): the
+    first problem's line and message and how many more (lxml keeps the first 100)."""
+    errors = [e for e in parser.error_log if e.level_name in ("ERROR", "FATAL")]
+    if not errors:
+        return None
+    first = errors[0]
+    message = _POSITION_RE.sub("", (first.message or "").strip()) or "unknown problem"
+    if getattr(parser, "root", None) is None:  # not one element read: nothing went on after it
+        return f"truncated or malformed XML at line {first.line}: {message}"
+    more = f" and {len(errors) - 1}{'+' if len(errors) >= 100 else ''} more problem(s) after it" \
+        if len(errors) > 1 else ""
+    return (f"truncated or malformed XML at line {first.line}: {message}{more}; "
+            f"the tests after it were still read")
+
+
+def repair_notes(reader: SanitizingReader) -> list[str]:
+    """What the reader changed before parsing, one note each."""
+    notes = []
+    if reader.escaped:
+        notes.append(f"the file is damaged: escaped {reader.escaped} stray '<' or '&' that would have ended "
+                     f"the parse (the first at byte {reader.first_escape_at} of the repaired text)")
+    if reader.capper.fields_cut:
+        notes.append(f"cut {reader.capper.fields_cut} field(s) longer than {reader.capper.limit} bytes "
+                     f"({reader.capper.bytes_cut} bytes left out, each marked '… [truncated N bytes]')")
+    return notes
 
 
 def local_name(tag: object) -> str:

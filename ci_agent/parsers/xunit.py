@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 from ci_agent.model import Outcome, ParseResult, TestCase
+from ci_agent.parsers.caps import NAME_BYTES, cap, cap_name
 from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
     MAX_STACK_CHARS,
@@ -129,9 +130,9 @@ def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
     if problem:
         message = f"{problem}; {message}" if message else problem
     return TestCase(
-        name=elem.get("name") or elem.get("method") or "(unnamed test)",
+        name=cap_name(elem.get("name") or elem.get("method") or "(unnamed test)"),
         outcome=outcome,
-        classname=elem.get("type") or None,
+        classname=cap(elem.get("type"), NAME_BYTES),
         message=head(message, MAX_MESSAGE_CHARS),
         stack=head(stack, MAX_STACK_CHARS),
         duration_s=parse_duration(elem.get("time")),

@@ -278,9 +278,9 @@ def test_malformed_markup_is_a_run_error() -> None:
     path = JENKINS / "NUnit-issue47367.xml"
     assert "attributes construct error" in path.with_suffix(".exception").read_text(encoding="utf-8")
     result = _parse(path)
-    assert [e.message for e in result.run_errors] == [
-        "truncated or malformed XML at line 5: attributes construct error"
-    ]
+    (error,) = result.run_errors
+    assert error.message.startswith("truncated or malformed XML at line 5: attributes construct error")
+    assert error.message.endswith("the tests after it were still read")
 
 
 @pytest.mark.parametrize("name", ["NUnit-sec1752-file.xml", "NUnit-sec1752-https.xml"])
