@@ -10,7 +10,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = [("README.md", "### The patch policy", "## `ci-agent fix --local`"),
-            ("SECURITY.md", "## The patch policy: denied, gated, flagged", "## Secrets")]
+            ("SECURITY.md", "## The patch policy: denied, gated, flagged", "## Secrets"),
+            ("SECURITY.md", "## Untrusted input", "## Supply chain"),
+            ("SECURITY.md", "### The relay: one project, bounded connections", "## Residual risks")]
 _REF = re.compile(r"`(?:(tests/[\w/]+\.py))?::(test_\w+)`")
 
 
@@ -25,7 +27,7 @@ def _references(doc: str, start: str, end: str) -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize(("doc", "start", "end"), SECTIONS, ids=[s[0] for s in SECTIONS])
+@pytest.mark.parametrize(("doc", "start", "end"), SECTIONS, ids=[f"{s[0]}:{s[1]}" for s in SECTIONS])
 def test_every_test_the_policy_docs_name_exists(doc: str, start: str, end: str) -> None:
     references = _references(doc, start, end)
     assert len(references) >= 4
