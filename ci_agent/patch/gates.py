@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from ci_agent.config import GateSettings
-from ci_agent.patch import assertions, diagnostics, skips
+from ci_agent.patch import assertions, diagnostics, lines, skips
 from ci_agent.patch.parse import FilePatch, Patch, Rejection
 
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/", re.I)
@@ -62,20 +62,6 @@ def _uncomment(line: str) -> str:
     return re.sub(r"^(\s*)(#|//|/\*)\s*", r"\1", line)
 
 
-def _added_blocks(fp: FilePatch) -> list[str]:
-    """Runs of consecutive added lines, each joined, for patterns spanning lines (catch { })."""
-    blocks: list[str] = []
-    for hunk in fp.hunks:
-        current: list[str] = []
-        for line in [*hunk.lines, " "]:
-            if line[:1] == "+":
-                current.append(line[1:].rstrip("\r"))
-            elif current:
-                blocks.append("\n".join(current))
-                current = []
-    return blocks
-
-
 def _strip_comments(text: str) -> str:
     text = _BLOCK_COMMENT.sub(" ", text)
     return "\n".join(_LINE_COMMENT.sub("", line) for line in text.split("\n"))
@@ -94,7 +80,9 @@ def _test_gates(fp: FilePatch, s: GateSettings) -> list[Rejection]:
                                  "Deleting tests hides the failure instead of fixing it; fix the "
                                  "code under test (or the test's wrong expectation) instead."))
         elif removed_cases > added_cases:
-            out.append(Rejection("gate.test_deleted", p, f"The patch removes test cases from `{p}`. "
+            first = next((r.number for r in lines.removed(fp) if _TEST_CASE.search(r.text)), 0)
+            out.append(Rejection("gate.test_deleted", p, f"`{p}` line {first}: the patch removes test "
+                                 f"cases from `{p}`. "
                                  "Removing a failing test hides the failure; keep the test and fix "
                                  "the code it tests."))
         elif fp.removed and not fp.added and fp.removed >= 3 and not any(
@@ -123,13 +111,13 @@ def _code_gates(fp: FilePatch, s: GateSettings) -> list[Rejection]:
     if not s.allow_strictness_changes:
         out += diagnostics.strictness_rejections(fp)
     if not s.allow_empty_catch:
-        for block in _added_blocks(fp):
-            match = _EMPTY_CATCH.search(_strip_comments(block))
+        for block in lines.blocks(fp):
+            match = _EMPTY_CATCH.search(_strip_comments(block.text))
             if match:
                 snippet = " ".join(match[0].split())
-                out.append(Rejection("gate.empty_catch", p, f"The patch adds an exception handler "
-                                     f"that swallows everything in `{p}` (`{snippet[:80]}`). Handle "
-                                     "the specific exception, or fix what throws it."))
+                out.append(Rejection("gate.empty_catch", p, f"`{p}` line {block.number}: the patch adds "
+                                     f"an exception handler that swallows everything (`{snippet[:80]}`). "
+                                     "Handle the specific exception, or fix what throws it."))
                 break
     return out
 

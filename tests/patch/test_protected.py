@@ -169,7 +169,8 @@ def test_files_the_pipeline_does_not_include_pass(pipeline_repo: Repo, path: str
         pipeline_repo.git("reset", "-q", "--hard")
 
 
-@pytest.mark.parametrize("pipeline", ["include: ci/one.yml\n", "include: [ci/one.yml]\n",
+@pytest.mark.parametrize("pipeline", ["include: ci/one.yml\n", "include: '/ci/one.yml'\n",
+                                      "include: [ci/one.yml]\n",
                                       "include:\n  local: ci/one.yml\n", "include: 'https://x.example/a.yml'\n"
                                       "x:\n  trigger:\n    include: ci/one.yml\n"])
 def test_each_include_form_gitlab_accepts(tmp_path: Path, pipeline: str) -> None:
