@@ -20,6 +20,7 @@ import unicodedata
 from pathlib import Path
 
 from ci_agent.config import CONFIG_FILE, DEFAULT_DENY, PatchSettings
+from ci_agent.patch.invisible import HIDDEN
 from ci_agent.patch.parse import FilePatch, Patch, Rejection
 from ci_agent.patch.protected import WHY_DENIED, WHY_INCLUDED, include_matches, is_disguised, skeleton
 
@@ -89,6 +90,11 @@ def path_rejections(path: str) -> list[Rejection]:
         return [Rejection("path.git_dir", path, f"`{path}` is inside a `.git` directory, which holds "
                           "git's own data, configuration and hooks. Change the project's source "
                           "files only.")]
+    hidden = sorted({c for c in path if ord(c) in HIDDEN})
+    if hidden:
+        return [Rejection("path.invisible", path, f"{path!r} contains U+{ord(hidden[0]):04X}, a "
+                          "bidirectional control or invisible character, which makes a file name read "
+                          "differently from what it is. Use the file's real, visible path.")]
     return []
 
 

@@ -58,10 +58,12 @@ def test_files_that_decide_what_ci_or_reviewers_run_are_denied(plain: Repo, path
     ("src/../.npmrc", "path.traversal"),
     ("src//.npmrc", "path.denied"),
     (".gіthub/workflows/ci.yml", "path.lookalike"),  # Cyrillic і
-    (".git\u200bhub/workflows/ci.yml", "path.lookalike"),  # a zero-width space inside
+    (".git\u200bhub/workflows/ci.yml", "path.invisible"),  # a zero-width space inside
+    ("src/\u202egnp.py", "path.invisible"),  # a right-to-left override: reads as src/yp.png
     ("ＮuＧet.config", "path.lookalike"),  # full-width letters
     (".npmr\u0441", "path.lookalike"),  # Cyrillic с
-    ("CODEOWNERS\u00ad", "path.lookalike"),  # a soft hyphen at the end
+    ("CODEOWNERS\u00ad", "path.invisible"),  # a soft hyphen at the end
+    ("ＣＯＤＥＯＷＮＥＲＳ", "path.lookalike"),
     (".gitlab-ci\u2024yml", "path.lookalike"),  # one dot leader for the dot
 ])
 def test_path_tricks_do_not_slip_through(plain: Repo, path: str, rule: str) -> None:
