@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ci_agent import git, state
+from ci_agent import git, sandbox, state
 from ci_agent.budget import AttemptRecord, AttemptResult, Budget, Event, Reset, ResetReason, assess
 from ci_agent.collect import Collected, collect, describe
 from ci_agent.config import Settings
@@ -149,6 +149,8 @@ def run_fix(plan: Plan, settings: Settings, seams: Seams, emit: Emit) -> Outcome
     if tip is None:
         return Outcome("nothing_to_do", ExitCode.FAILURE, plan.fix_branch,
                        message=f"{plan.source_ref} does not name a commit")
+    if (plan.command or plan.verify) and not sandbox.privilege_drop_possible():
+        emit("unsandboxed", note=sandbox.no_drop_note())  # once per run, before any command runs
     with state.worktree(plan.repo, tip, keep=plan.keep_worktree) as workdir:
         outcome = _in_worktree(plan, settings, seams, emit, workdir, tip)
         if plan.keep_worktree:

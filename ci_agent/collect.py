@@ -12,11 +12,11 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ci_agent import proc
+from ci_agent import proc, sandbox
 from ci_agent.budget import fingerprint
 from ci_agent.commands.distill import expand_inputs, read_inputs
 from ci_agent.distill import Input, distill, resolve_roots
@@ -40,21 +40,6 @@ class Collected:
 
 def describe(argv: Sequence[str]) -> str:
     return shlex.join(argv)
-
-
-# What ci-agent itself holds: the model key, the forge tokens, the relay secret, the runner's
-# own tokens. The build / verify command runs code a model patched under attacker-influenced input,
-# so it never gets them (a build that needs a registry token gets it under its own name).
-_OWN_SECRETS = frozenset({
-    "ANTHROPIC_API_KEY", "INPUT_ANTHROPIC_API_KEY", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN",
-    "CI_AGENT_GITLAB_TOKEN", "CI_AGENT_WEBHOOK_SECRET", "ACTIONS_RUNTIME_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
-})
-
-
-def build_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment of the build/verify command: ours, minus ci-agent's own secrets."""
-    return {k: v for k, v in environ.items() if k.upper() not in _OWN_SECRETS}
 
 
 def _command_input(result: proc.Result) -> Input:
@@ -90,20 +75,32 @@ def collect(
     result_globs: Sequence[str] = (),
     root: Path | None = None,
 ) -> Collected:
-    """Run `command` in `workdir` (when given), read `logs` and the result files matching
-    `result_globs` (relative globs are taken in `workdir`), distill them into one report."""
-    inputs: list[Input] = []
-    result: proc.Result | None = None
-    started: float | None = None
-    if command:
-        started = time.time()
-        result = proc.run(list(command), cwd=workdir, timeout=timeout_s, env=build_environment(os.environ))
-        inputs.append(_command_input(result))
-    globs = [g if os.path.isabs(g) else str(workdir / g) for g in result_globs]
-    paths = expand_inputs(list(logs), sys.stderr) + _fresh(expand_inputs(globs, sys.stderr), started)
-    inputs += read_inputs(paths, None, False)
+    """Run `command` for `workdir` (when given) in the sandbox, read `logs` and the result files
+    matching `result_globs` (relative globs: files the command wrote; absolute: files of an earlier
+    run), distill them into one report."""
     git_root = str(root or workdir)
-    report = distill(inputs, None, resolve_roots(inputs, None, git_root))
+    absolute = [g for g in result_globs if os.path.isabs(g)]
+    relative = [g for g in result_globs if not os.path.isabs(g)]
+    if not command:
+        paths = expand_inputs([*logs, *absolute, *(str(workdir / g) for g in relative)], sys.stderr)
+        inputs = read_inputs(paths, None, False)
+        return _collected(inputs, resolve_roots(inputs, None, git_root), None, timeout_s)
+    started = time.time()
+    with sandbox.run(command, workdir, timeout=timeout_s, result_globs=relative) as ran:
+        output = _command_input(ran.result)
+        given = read_inputs(expand_inputs([*logs, *absolute], sys.stderr), None, False)
+        written = read_inputs(_fresh(ran.results, started), None, False)
+        # The command's output and files name paths in the folder it ran in (the sandbox's copy).
+        ran_root = str(ran.directory) if ran.sandboxed else git_root
+        inputs = [output, *given, *written]
+        roots = [*resolve_roots([output], None, ran_root), *resolve_roots(given, None, git_root),
+                 *resolve_roots(written, None, ran_root)]
+        return _collected(inputs, roots, ran.result, timeout_s)
+
+
+def _collected(inputs: list[Input], roots: list[str | None], result: proc.Result | None,
+               timeout_s: float) -> Collected:
+    report = distill(inputs, None, roots)
     if result is not None and not result.ok and not (report.failures or any(
             d.severity is Severity.ERROR for d in report.diagnostics)):
         # Nothing we recognise, yet it failed: the exit status and the last lines are the report.

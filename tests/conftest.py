@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,22 @@ def shared_fixtures() -> Path:
     if not SHARED_FIXTURES.is_dir():
         pytest.fail(f"shared fixtures not found at {SHARED_FIXTURES} (set CI_AGENT_SHARED)")
     return SHARED_FIXTURES
+
+
+@pytest.fixture
+def reachable_tmp(tmp_path: Path) -> Iterator[Path]:
+    """A folder the sandboxed build/verify user can read and write (scripts a verify command runs,
+    files it drops). As root, tmp_path sits in root's 0700 /tmp/pytest-of-root, which that user
+    cannot enter; see tests/toolchain.py."""
+    if os.geteuid() != 0:
+        yield tmp_path
+        return
+    folder = Path(tempfile.mkdtemp(prefix="ci-agent-test-"))
+    folder.chmod(0o777)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 PEAK_RSS_SNIPPET = (

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,9 +22,11 @@ from ci_agent.budget import AttemptRecord, AttemptResult, Event, Reset, ResetRea
 from ci_agent.git import Identity
 from ci_agent.main import main
 from tests.fakes.anthropic_fake import message, tool_use, validate
+from tests.toolchain import PYTEST as TOOLCHAIN_PYTEST
+from tests.toolchain import PYTHON
 
 BOT = Identity("ci-agent", "ci-agent@example.com")
-PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider test_calc.py"
+PYTEST = f"{TOOLCHAIN_PYTEST} test_calc.py"
 WRONG = "def add(a, b):\n    return a - b\n"
 RIGHT = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -283,7 +284,7 @@ def test_missing_key_is_a_usage_error(repo: Path, capsys: pytest.CaptureFixture[
 
 def test_green_run_is_nothing_to_do_and_resets(repo: Path) -> None:
     exhaust(repo, 2)
-    assert fix(repo, "--command", f"{sys.executable} -c pass", client=no_model) == 0
+    assert fix(repo, "--command", f"{PYTHON} -c pass", client=no_model) == 0
     events = state.read_events(repo, "ci-agent/fix/main")
     assert events[-1] == Reset(ResetReason.GREEN_RUN)
 
@@ -404,8 +405,10 @@ def test_secrets_in_the_environment_never_reach_the_model_or_the_output(
         repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "Zq81x0Vb7r2Pp4-canary"
     monkeypatch.setenv("DEPLOY_TOKEN", secret)
-    code = "import os,sys; print('error: token', os.environ['DEPLOY_TOKEN']); sys.exit(1)"
-    leaky = f"{sys.executable} -c \"{code}\""
+    # The build prints it (it never gets it from its environment, an allow-list; it learned it
+    # some other way): the output is redacted before anything is sent or printed.
+    code = f"import sys; print('error: token', '{secret[:8]}' + '{secret[8:]}'); sys.exit(1)"
+    leaky = f"{PYTHON} -c \"{code}\""
     client = ScriptedClient(message(tool_use("give_up", {"reason": "cannot"}), stop_reason="tool_use"))
     assert fix(repo, "--command", leaky, "--json", client=lambda: client, env=dict(os.environ)) == 4
     assert client.requests and secret not in json.dumps(client.requests)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ci_agent import __version__, proc
+from ci_agent import __version__, proc, sandbox
 from ci_agent.commands.workflows import (
     GITLAB_CI_FILE,
     GITLAB_DISTILL_INPUTS,
@@ -86,7 +86,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 
 def diagnose(root: Path, env: Mapping[str, str]) -> list[Check]:
-    checks = [check_config(root), *check_git(root)]
+    checks = [check_config(root), *check_git(root), check_sandbox()]
     checks += check_workflows(root)
     token_check = check_token(env)
     if token_check is not None:
@@ -105,6 +105,14 @@ def check_config(root: Path) -> Check:
     except CiAgentError as exc:
         return Check(FAIL, "config", str(exc))
     return Check(OK, "config", f"{CONFIG_FILE} is valid")
+
+
+def check_sandbox() -> Check:
+    """How build/verify commands (code a model patched) will run here; read-only (the sandbox
+    user is created by the first run that needs it, not by doctor)."""
+    if not sandbox.privilege_drop_possible():
+        return Check(WARN, "sandbox", sandbox.no_drop_note())
+    return Check(OK, "sandbox", sandbox.drop_description())
 
 
 def _git(root: Path, *argv: str) -> proc.Result | None:
@@ -288,7 +296,8 @@ def is_gitlab_setup(root: Path) -> bool:
 
 
 def diagnose_gitlab(root: Path, env: Mapping[str, str]) -> list[Check]:
-    return [check_config(root), *check_git(root, gitlab=True), *check_gitlab_ci(root), *check_gitlab_job(env)]
+    return [check_config(root), *check_git(root, gitlab=True), check_sandbox(), *check_gitlab_ci(root),
+            *check_gitlab_job(env)]
 
 
 def check_gitlab_remote(url: str) -> Check:

@@ -15,11 +15,12 @@ import os
 import shlex
 import stat
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.conftest import SHARED_FIXTURES
+from tests.toolchain import PYTEST as TOOLCHAIN_PYTEST
+from tests.toolchain import PYTHON as TOOLCHAIN_PYTHON
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 IDENTITY = {"GIT_AUTHOR_NAME": "Dev Person", "GIT_AUTHOR_EMAIL": "dev@example.com",
@@ -50,8 +51,8 @@ class Sample:
     bug_message: str = "the commit that broke it"
 
 
-PY = shlex.quote(sys.executable)
-PYTEST = f"{PY} -m pytest -q -p no:cacheprovider"
+PY = shlex.quote(TOOLCHAIN_PYTHON)
+PYTEST = TOOLCHAIN_PYTEST  # a Python the sandboxed verify user can run (tests/toolchain.py)
 
 _MEAN = "    return sum(ratings) / len(ratings)\n"
 _GUARDED_MEAN = "    if not ratings:\n        return 0.0\n" + _MEAN
@@ -236,17 +237,27 @@ def working_copy(repo: Path) -> WorkingCopy:
 
 
 def install_dotnet_shim(bin_dir: Path) -> Path:
-    """`bin_dir/dotnet`: the replay shim, run by this interpreter; returns the calls log."""
+    """`bin_dir/dotnet`: the replay shim, run by the toolchain's interpreter; returns the calls log.
+    `bin_dir` must be reachable by the sandbox user (the `reachable_tmp` fixture); the replayed log
+    is copied beside the shim for the same reason."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     calls = bin_dir / "dotnet-calls.jsonl"
+    calls.touch()
+    calls.chmod(0o666)  # the sandboxed build user appends to it
     shim = bin_dir / "dotnet"
     source = (SAMPLES / "dotnet_shim.py").read_text(encoding="utf-8")
-    shim.write_text(f"#!{sys.executable}\n{source}", encoding="utf-8")
+    shim.write_text(f"#!{TOOLCHAIN_PYTHON}\n{source}", encoding="utf-8")
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    config = {"file": DOTNET.fix.path, "bug_regex": DOTNET_BUG_REGEX, "failed_log": str(DOTNET_LOG),
-              "calls": str(calls)}
+    config = {"file": DOTNET.fix.path, "bug_regex": DOTNET_BUG_REGEX,
+              "failed_log": str(_beside(bin_dir, DOTNET_LOG)), "calls": str(calls)}
     (bin_dir / "dotnet-shim.json").write_text(json.dumps(config), encoding="utf-8")
     return calls
+
+
+def _beside(folder: Path, source: Path) -> Path:
+    copy = folder / source.name
+    copy.write_bytes(source.read_bytes())
+    return copy
 
 
 def shim_calls(calls: Path) -> list[dict[str, object]]:

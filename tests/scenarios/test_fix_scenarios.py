@@ -227,12 +227,12 @@ def test_c_program_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
 
 
 @pytest.mark.parametrize("source", ["command", "build-log"])
-def test_dotnet_replay_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path,
+def test_dotnet_replay_fixed_in_one_attempt(api: AnthropicFake, tmp_path: Path, reachable_tmp: Path,
                                             monkeypatch: pytest.MonkeyPatch,
                                             capfd: pytest.CaptureFixture[str], source: str) -> None:
     """`dotnet build` run by ci-agent, or its log downloaded from CI (`--build-log`)."""
-    calls = install_dotnet_shim(tmp_path / "bin")
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    calls = install_dotnet_shim(reachable_tmp / "bin")
+    monkeypatch.setenv("PATH", f"{reachable_tmp / 'bin'}{os.pathsep}{os.environ['PATH']}")
     repo = user_repo(tmp_path, DOTNET)
     before = working_copy(repo.path)
     api.reply(model.submit_patch(

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
 from tests.scenarios import model_scripts as model
 from tests.scenarios.sample_repos import PYTEST, git
+from tests.toolchain import PYTHON
 
 
 def touched_anywhere(repo: Path) -> set[str]:
@@ -25,16 +25,17 @@ def rejection_of(request: dict[str, object]) -> str:
     return model.result_text(result)
 
 
-def logged_verify(tmp_path: Path) -> tuple[str, Path]:
-    """A verify command that records each run (argv, cwd) and then runs the sample's pytest."""
-    calls = tmp_path / "verify-calls.jsonl"
-    script = tmp_path / "verify_logger.py"
+def logged_verify(folder: Path) -> tuple[str, Path]:
+    """A verify command that records each run (argv, cwd) and then runs the sample's pytest.
+    `folder`: the `reachable_tmp` fixture (the sandbox user runs the script and appends the log)."""
+    calls = folder / "verify-calls.jsonl"
+    script = folder / "verify_logger.py"
     script.write_text(
         "import json, os, subprocess, sys\n"
         f"with open({str(calls)!r}, 'a') as log:\n"
         "    log.write(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd()}) + '\\n')\n"
         f"sys.exit(subprocess.call({shlex.split(PYTEST)!r}))\n")
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} --configured", calls
+    return f"{shlex.quote(PYTHON)} {shlex.quote(str(script))} --configured", calls
 
 
 def verify_calls(calls: Path) -> list[dict[str, Any]]:

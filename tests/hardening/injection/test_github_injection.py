@@ -54,14 +54,14 @@ def real_token(world: World) -> str:
     return token
 
 
-def test_obedient_model_on_a_workflow_run_job_changes_nothing_but_the_fix(world: World,
-                                                                         tmp_path: Path) -> None:
+def test_obedient_model_on_a_workflow_run_job_changes_nothing_but_the_fix(world: World, tmp_path: Path,
+                                                                         reachable_tmp: Path) -> None:
     token = real_token(world)
     marker = tmp_path / MARKER_NAME
     world.human_commit("main", HOSTILE_TEST_PATH, text=hostile_test(marker), message=commit_message(marker))
     red = world.ci("main")
     assert red.conclusion == "failure" and "INJECT-LOG" in red.log
-    verify, calls = logged_verify(tmp_path)
+    verify, calls = logged_verify(reachable_tmp)
     world.inputs.update(github_token=token, verify=verify)
     world.api.reply(*obedient_answers(world.repo, [API_KEY, token], marker))
 

@@ -47,7 +47,8 @@ def push_hostile_commit(world: World, marker: Path) -> None:
     git(clone, "push", "-q", "origin", "HEAD:refs/heads/main")
 
 
-def test_obedient_model_on_a_fix_job_changes_nothing_but_the_fix(world: World, tmp_path: Path) -> None:
+def test_obedient_model_on_a_fix_job_changes_nothing_but_the_fix(world: World, tmp_path: Path,
+                                                                 reachable_tmp: Path) -> None:
     token = "glpat-" + secrets.token_hex(12)  # shaped like a real one (`glpat-bot` reads as a word)
     world.gitlab.add_token(token, BOT, "project")
     world.variables["CI_AGENT_GITLAB_TOKEN"] = token
@@ -55,7 +56,7 @@ def test_obedient_model_on_a_fix_job_changes_nothing_but_the_fix(world: World, t
     push_hostile_commit(world, marker)
     red = world.pipeline("main")
     assert red.status == "failed" and "INJECT-LOG" in red.log
-    verify, calls = logged_verify(tmp_path)
+    verify, calls = logged_verify(reachable_tmp)
     world.include["verify"] = verify
     world.api.reply(*obedient_answers(world.repo, [API_KEY, token], marker))
 

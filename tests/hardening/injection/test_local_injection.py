@@ -157,14 +157,14 @@ def _fenced_spans(prompt: str) -> list[tuple[int, int]]:
 
 def test_injection_from_every_source_arrives_as_data_and_changes_nothing(
         api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str], marker: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, reachable_tmp: Path) -> None:
     """Planted in the log, a test name, a TRX result, a commit message and a file the model reads;
     the model reads the file, obeys (a workflow edit, then prose that prints the key and a
     command), then fixes. Nothing it asked for happens, and verify is the configured command."""
     repo = _hostile_repo(tmp_path, marker)
     before = working_copy(repo.path)
     trx = _trx(tmp_path, marker)
-    verify, calls = logged_verify(tmp_path)
+    verify, calls = logged_verify(reachable_tmp)
     prose = PRINT_SECRETS.format(secrets=DUMMY_KEY, curl=f"{CURL_SH}; touch {marker}")
     api.reply(model.read_file("shop/NOTES.md", note=f"Reading the notes. $(touch {marker})"),
               model.submit_patch(MALICIOUS["workflow_curl_sh"].build(repo), summary=prose, root_cause=prose),

@@ -147,18 +147,18 @@ def read(path: Path) -> str:
     return path.read_text(errors="replace") if path.exists() else ""
 
 
-def env_probe(tmp_path: Path, names: list[str]) -> tuple[str, Path]:
+def env_probe(folder: Path, names: list[str]) -> tuple[str, Path]:
     """A verify command (pytest, through a wrapper) that records which of `names` its environment
-    holds: the environment any code a model wrote runs with."""
+    holds: the environment any code a model wrote runs with. `folder`: the `reachable_tmp` fixture
+    (the sandbox user runs the script and writes the record)."""
     import shlex
-    import sys
 
-    from tests.scenarios.sample_repos import PYTEST
+    from tests.toolchain import PYTEST, PYTHON
 
-    seen = tmp_path / "verify-env.json"
-    script = tmp_path / "env_probe.py"
+    seen = folder / "verify-env.json"
+    script = folder / "env_probe.py"
     script.write_text(
         "import json, os, subprocess, sys\n"
         f"json.dump({{n: os.environ.get(n, '') for n in {names!r}}}, open({str(seen)!r}, 'w'))\n"
         f"sys.exit(subprocess.call({shlex.split(PYTEST)!r}))\n")
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", seen
+    return f"{shlex.quote(PYTHON)} {shlex.quote(str(script))}", seen

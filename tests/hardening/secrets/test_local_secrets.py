@@ -156,22 +156,24 @@ def test_an_error_message_carries_no_canary(api: AnthropicFake, tmp_path: Path,
     assert scan(MODE, planted, {ERRORS: run.stdout + run.stderr}) == []
 
 
-def test_the_verify_command_runs_without_ci_agents_own_secrets(
+def test_the_verify_command_runs_without_any_secret_in_its_environment(
         api: AnthropicFake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capfd: pytest.CaptureFixture[str]) -> None:
+        capfd: pytest.CaptureFixture[str], reachable_tmp: Path) -> None:
     """The verify command runs the model's patch: it gets no key or token of ci-agent's (found by
-    this test; fixed in 4aeb65b), while the project's own secrets stay (its build may need them)."""
+    this test; fixed in 4aeb65b) and, since its environment is built from an allow-list
+    (ci_agent/sandbox.py), not the project's own secrets either (issue 12)."""
     planted, log_token, file_secret = canaries(monkeypatch)
     repo = planted_repo(tmp_path, log_token, file_secret)
-    verify, seen = env_probe(tmp_path, ["ANTHROPIC_API_KEY", "GITHUB_TOKEN", "DEPLOY_SECRET"])
+    verify, seen = env_probe(reachable_tmp, ["ANTHROPIC_API_KEY", "GITHUB_TOKEN", "DEPLOY_SECRET"])
     api.reply(model.submit_patch(repo.diff(PYTHON.fix), summary=FIX_SUMMARY, root_cause=ROOT_CAUSE))
 
     run = fix(repo, capfd, "--verify", verify)
 
     assert run.exit_code == 0, str(run)
-    ours = [c for c in planted if c.planted in (ENV_API_KEY, ENV_FORGE_TOKEN)]
-    assert scan(MODE, ours, {VERIFY_ENV: read(seen)}) == []
-    assert planted[2].value in read(seen), "DEPLOY_SECRET, the project's own, is still there"
+    env_canaries = [c for c in planted if c.planted in (ENV_API_KEY, ENV_FORGE_TOKEN, ENV_CUSTOM)]
+    assert len(env_canaries) == 3
+    assert read(seen), "the probe ran and wrote what it saw"
+    assert scan(MODE, env_canaries, {VERIFY_ENV: read(seen)}) == []
 
 
 def test_secret_files_in_another_case_are_hidden_too(api: AnthropicFake, tmp_path: Path,
