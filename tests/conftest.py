@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,8 +38,9 @@ def reachable_tmp(tmp_path: Path) -> Iterator[Path]:
     if os.geteuid() != 0:
         yield tmp_path
         return
-    folder = Path(tempfile.mkdtemp(prefix="ci-agent-test-"))
-    folder.chmod(0o777)
+    from tests.toolchain import reachable_dir
+
+    folder = reachable_dir()
     try:
         yield folder
     finally:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import tempfile
+from pathlib import Path
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 
@@ -18,3 +20,11 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 PYTHON = SYSTEM_PYTHON if os.geteuid() == 0 else sys.executable
 #: `PYTHON -m pytest`, quiet, without a cache dir, as one shell-quoted command string.
 PYTEST = f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider"
+
+
+def reachable_dir() -> Path:
+    """A fresh folder under /tmp the sandbox user can enter, read and write (the caller removes
+    it). As root, pytest's tmp_path lies in root's 0700 /tmp/pytest-of-root: unreachable for it."""
+    folder = Path(tempfile.mkdtemp(prefix="ci-agent-test-", dir="/tmp"))
+    folder.chmod(0o777)
+    return folder

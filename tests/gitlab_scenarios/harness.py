@@ -25,6 +25,8 @@ import fnmatch
 import itertools
 import json
 import os
+import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -34,6 +36,7 @@ from typing import Any
 
 import pytest
 
+import ci_agent
 from ci_agent.main import main
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.gitlab_fake import FakeJob, GitLabFake
@@ -296,8 +299,10 @@ class World:
 
     def run_job(self, p: Pipeline, *, user: str = "maint", job_id: int | None = None,
                 env: dict[str, str] | None = None, drop: tuple[str, ...] = (),
-                force: str | None = None) -> JobRun | None:
-        """`force` names the job to run whatever its rules say (a hand-written or older include)."""
+                force: str | None = None, process: bool = False) -> JobRun | None:
+        """`force` names the job to run whatever its rules say (a hand-written or older include).
+        `process`: `python -m ci_agent fix --gitlab` in a child process, as the job's container runs
+        it (its environment is then that process's own, as /proc shows it), not in this one."""
         job_number = job_id if job_id is not None else next(self._job_ids)
         workspace = self.clone(p.sha, f"job-{job_number}")
         predefined = self.predefined(p, workspace, user, job_number)
@@ -318,7 +323,7 @@ class World:
         variables.update(env or {})
         for gone in drop:
             variables.pop(gone, None)
-        code, out, err = self._invoke(variables, workspace)
+        code, out, err = (self._spawn if process else self._invoke)(variables, workspace)
         dotenv_path, summary_path = workspace / "ci-agent.env", workspace / "ci-agent-summary.md"
         # what the job wrote; a link the branch committed under that name is not its report
         written = dotenv_path.is_file() and not dotenv_path.is_symlink()
@@ -327,6 +332,16 @@ class World:
         found = JobRun(name, code, out, err, dotenv, summary, workspace, variables)
         self.jobs.append(found)
         return found
+
+    def _spawn(self, variables: dict[str, str], workspace: Path) -> tuple[int, str, str]:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(_OURS) and k not in _SECRETS}
+        # The code under test, not whatever checkout the environment's editable install names.
+        source = str(Path(ci_agent.__file__).resolve().parents[1])
+        path = os.pathsep.join(p for p in (source, base.get("PYTHONPATH", "")) if p)
+        done = subprocess.run([sys.executable, "-m", "ci_agent", "fix", "--gitlab"], cwd=workspace,
+                              env={**base, **variables, "PYTHONPATH": path}, text=True,
+                              capture_output=True, timeout=300, check=False)
+        return done.returncode, done.stdout, done.stderr
 
     def _invoke(self, variables: dict[str, str], workspace: Path) -> tuple[int, str, str]:
         with self.monkeypatch.context() as patch:
