@@ -1,6 +1,7 @@
 """A red pipeline of the Python sample, run by `gitlab-ci-local` in shell mode, reaches our
 `ci-agent-fix` job, which fixes it against the GitLab and Anthropic fakes; the fix branch's green
-pipeline then reaches `ci-agent-success`, which marks the merge request ready.
+pipeline then reaches `ci-agent-success`, which marks the merge request ready. A slash command's
+pipeline runs `ci-agent-command` (and no fix job, though the project's test job fails there).
 
 The sample project's `.gitlab-ci.yml` is what the README tells a project to write: a test job
 that keeps its JUnit file as an artifact (`when: always`), and our two include files (copied
@@ -13,15 +14,17 @@ project and pipeline id, the job token, and the CI/CD variables (key and access 
 serves the test job's trace and artifacts from the files gitlab-ci-local wrote
 (tests/fakes/gitlab_fake_runner.py).
 
-Time: the red pipeline takes about 40 s and the green one about 27 s on a 2-core machine shared
-with seven other test runs (most of it Python start-up and git in the three jobs of `.post`).
+Time: the red pipeline takes about 40 s, the green one about 27 s and the command one about 33 s
+on a 2-core machine shared with seven other test runs (most of it Python start-up and git).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +38,7 @@ from tests.fakes.gitlab_fake_runner import RunnerBackedGitLabFake
 from tests.github_scenarios.harness import API_KEY, ROOT_CAUSE, SUMMARY
 from tests.github_scenarios.steps import diff
 from tests.gitlab import ci_local
+from tests.gitlab_commands.harness import DEV, DEV_TOKEN, CommandFake
 from tests.gitlab_scenarios.harness import BOT, BOT_TOKEN, FIX_BRANCH, JOB_TOKEN, parse_dotenv
 from tests.scenarios import model_scripts as model
 from tests.scenarios.sample_repos import PYTHON, SampleRepo, apply_edit, create_sample_repo, git
@@ -77,9 +81,13 @@ def project(tmp_path: Path) -> SampleRepo:
     return repo
 
 
+class Fake(RunnerBackedGitLabFake, CommandFake):
+    """Jobs served from gitlab-ci-local's files, and the people of the command scenarios."""
+
+
 @pytest.fixture
-def gitlab(project: SampleRepo) -> Iterator[RunnerBackedGitLabFake]:
-    fake = RunnerBackedGitLabFake(project.origin)
+def gitlab(project: SampleRepo) -> Iterator[Fake]:
+    fake = Fake(project.origin)
     with fake:
         # gitlab-ci-local derives the project's variables from the remote `gcl-origin` when there
         # is one: the project's URL on the "server". Git itself uses `origin`, the bare repository
@@ -153,7 +161,8 @@ def test_a_red_pipeline_reaches_the_fix_job_and_the_fix_branchs_green_one_the_su
 
 
 def pipeline_with(project: SampleRepo, gitlab: RunnerBackedGitLabFake, status: str,
-                  env: dict[str, str], our_job: str) -> tuple[ci_local.Run, int]:
+                  env: dict[str, str], our_job: str, more: dict[str, str] | None = None
+                  ) -> tuple[ci_local.Run, int]:
     """Register the pipeline at the checkout's HEAD in the fake (its test job served from what
     gitlab-ci-local writes), then let gitlab-ci-local run all of it. `our_job` is the ci-agent
     job expected to run: gitlab-ci-local gives a job with an `image:` the container's
@@ -173,8 +182,48 @@ def pipeline_with(project: SampleRepo, gitlab: RunnerBackedGitLabFake, status: s
         "GITLAB_USER_LOGIN": "maint", "CI_PROJECT_DIR": str(state / "builds" / our_job),
         "CI_COMMIT_MESSAGE": git(project.path, "log", "-1", "--format=%B").strip(),
         # CI/CD variables (Settings > CI/CD > Variables)
-        "ANTHROPIC_API_KEY": API_KEY, "CI_AGENT_GITLAB_TOKEN": BOT_TOKEN,
+        "ANTHROPIC_API_KEY": API_KEY, "CI_AGENT_GITLAB_TOKEN": BOT_TOKEN, **(more or {}),
     }
     flags = ["--force-shell-executor", "--shell-isolation", "--no-artifacts-to-source",
              "--no-json-schema-validation"]
     return ci_local.run(project.path, flags, variables, env=env), pipeline_id
+
+
+def open_mr(gitlab: Fake, source: str, title: str, token: str) -> int:
+    """A person opens a merge request into main through the API, as the web UI does."""
+    data = json.dumps({"source_branch": source, "target_branch": "main", "title": title}).encode()
+    request = urllib.request.Request(f"{gitlab.url}/api/v4/projects/{gitlab.project_id}/merge_requests",
+                                     data=data, method="POST",
+                                     headers={"PRIVATE-TOKEN": token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        return int(json.load(reply)["iid"])
+
+
+def test_a_command_pipeline_runs_the_command_job_and_no_fix_job(
+        project: SampleRepo, gitlab: Fake, anthropic_fake: AnthropicFake) -> None:
+    """The pipeline the relay or the poller creates on the default branch for one note: the
+    command job answers it; the project's own test job runs and fails there too (main is red), yet
+    no fix job starts (its rules skip command pipelines)."""
+    git(project.path, "checkout", "-q", "-b", "feature/stars")
+    (project.path / "NOTES.md").write_text("A person's note.\n")
+    git(project.path, "add", "NOTES.md")
+    git(project.path, "commit", "-q", "-m", "docs: a note")
+    git(project.path, "push", "-q", "origin", "feature/stars")
+    git(project.path, "checkout", "-q", "main")
+    iid = open_mr(gitlab, "feature/stars", "Stars", DEV_TOKEN)
+    note = gitlab.add_note(iid, "/ci-agent help", DEV)
+    env = job_environment()
+    env["CI_AGENT_ANTHROPIC_BASE_URL"] = anthropic_fake.base_url
+
+    command = {"CI_PIPELINE_SOURCE": "api", "CI_AGENT_COMMAND_MR_IID": str(iid),
+               "CI_AGENT_COMMAND_NOTE_ID": str(note)}
+    done, _ = pipeline_with(project, gitlab, "failed", env, "ci-agent-command", command)
+
+    out = done.stdout + done.stderr
+    assert "PASS  ci-agent-command" in out and "FAIL  test" in out, out
+    assert "ci-agent-fix" not in out and "ci-agent-distill" not in out, out
+    assert gitlab.awards(note) == [("eyes", BOT)], "acknowledged once, by the access token's user"
+    answers = [n for n in gitlab.notes.get(iid, []) if parse_marker(n["body"]) is not None]
+    assert len(answers) == 1 and "`/ci-agent fix" in answers[0]["body"], answers
+    assert anthropic_fake.message_requests == []
+    print(f"command pipeline: {done.seconds:.1f} s")
