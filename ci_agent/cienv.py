@@ -22,7 +22,7 @@ MODES = ("pr", "push", "propose")
 DEFAULT_RESULTS = "**/*.trx"
 DEFAULT_CONFIG = ".ci-agent.yml"
 INPUT_NAMES = ("anthropic_api_key", "github_token", "build_logs", "test_results", "verify", "mode",
-               "max_attempts", "model", "config", "ci_workflow", "draft", "dry_run")
+               "max_attempts", "model", "config", "ci_workflow", "draft", "dry_run", "job_status")
 # Secret inputs: masked in the log before anything else is printed.
 SECRET_INPUTS = ("anthropic_api_key", "github_token")
 FIX_BRANCH_PREFIX = "ci-agent/fix/"
@@ -46,6 +46,10 @@ class ActionInputs:
     ci_workflow: str = ""
     draft: bool = True
     dry_run: bool = False
+    # Inline only: `${{ job.status }}` of the job the step runs in. "success" on a fix branch is the
+    # fix branch's green run (the step then reports it instead of fixing); empty or "failure": a
+    # step above failed.
+    job_status: str = ""
 
     def secrets(self) -> tuple[str, ...]:
         return tuple(v for v in (self.anthropic_api_key, self.token) if v)
@@ -105,7 +109,19 @@ def action_inputs(env: Mapping[str, str]) -> ActionInputs:
         ci_workflow=_raw(env, "ci_workflow"),
         draft=_bool(env, "draft", True),
         dry_run=_bool(env, "dry_run", False),
+        job_status=_job_status(env),
     )
+
+
+JOB_STATUSES = ("success", "failure", "cancelled")
+
+
+def _job_status(env: Mapping[str, str]) -> str:
+    text = _raw(env, "job_status").lower()
+    if text and text not in JOB_STATUSES:
+        raise UsageError(f"input job_status must be empty or one of {', '.join(JOB_STATUSES)} "
+                         f"(pass ${{{{ job.status }}}}), not {text[:40]!r}")
+    return text
 
 
 def is_actions_token(token: str, env: Mapping[str, str]) -> bool:
@@ -239,19 +255,24 @@ FORK_REFUSAL = ("this run comes from a fork ({fork}); ci-agent never checks out 
                 "branch to this repository to have it fixed.")
 
 
-def trigger(ctx: GitHubContext) -> Trigger:
+def trigger(ctx: GitHubContext, job_status: str = "") -> Trigger:
     if ctx.event_name == "workflow_run":
         return _workflow_run(ctx)
-    return _inline(ctx)
+    return _inline(ctx, job_status)
 
 
-def _inline(ctx: GitHubContext) -> Trigger:
+def _inline(ctx: GitHubContext, job_status: str = "") -> Trigger:
     pull = _get(ctx.event, "pull_request")
     branch = ctx.head_ref or ctx.ref_name
     number = _get(pull, "number")
     head_repo = _text(_get(pull, "head", "repo", "full_name"))
     fork = bool(pull) and bool(head_repo) and head_repo.lower() != ctx.repository.lower()
-    found = Trigger("inline", branch, ctx.sha, ctx.run_id, ctx.run_attempt, "failure",
+    # A pull_request run tests the merge commit (GITHUB_SHA); the branch's own tip is the head's.
+    sha = _text(_get(pull, "head", "sha")) or ctx.sha
+    # The step runs after a failed step, or (the inline template's condition) on a fix branch's
+    # green job: `job_status` says which.
+    conclusion = job_status if job_status in ("success", "cancelled") else "failure"
+    found = Trigger("inline", branch, sha, ctx.run_id, ctx.run_attempt, conclusion,
                     number if isinstance(number, int) else None, ctx.triggering_actor or ctx.actor, fork)
     return judge(found, head_repo)
 
@@ -292,7 +313,7 @@ def judge(found: Trigger, head_repo: str) -> Trigger:
     if found.branch.startswith("ci-agent/") and not found.on_fix_branch:
         return replace(found, skipped=f"{found.branch} is a ci-agent branch; ci-agent never fixes "
                        "its own branches")
-    if found.kind != "inline" and not found.failed and not found.on_fix_branch and not found.attempt_commit:
+    if not found.failed and not found.on_fix_branch and not found.attempt_commit:
         return replace(found, skipped=f"the run concluded {found.conclusion or 'without a conclusion'}"
                        "; there is nothing to fix")
     return found

@@ -99,7 +99,7 @@ def run_github(env: Mapping[str, str], client_factory: Callable[[], ModelClient]
     mask_from_env(env, stream)
     inputs = action_inputs(env)
     ctx = github_context(env)
-    trig = trigger(ctx)
+    trig = trigger(ctx, inputs.job_status)
     if trig.refused:
         return Result("refused", ExitCode.OK, trig.refused, trig.branch), ctx
     if trig.skipped:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ci_agent import git, state
-from ci_agent.budget import AttemptRecord, Budget, assess
+from ci_agent.budget import Budget, assess
 from ci_agent.cienv import ActionInputs, Trigger
 from ci_agent.collect import Collected, collect, describe
 from ci_agent.errors import ExitCode, ForgeError, UsageError
@@ -209,7 +209,10 @@ class _Runner:
             return self._result(cycle, "skipped", ExitCode.OK,
                                 f"run {trig.run_id} was already handled ({cycle.marker.runs[trig.run_id]}); "
                                 "a rerun changes nothing")
-        if trig.kind != "inline" and self.observing and not trig.failed:
+        if self.observing and not trig.failed:  # a green run (inline: `job_status: success`)
+            if trig.conclusion != "success":  # cancelled, skipped ...: no verdict either way
+                return self._result(cycle, "skipped", ExitCode.OK, f"the {self.words.run} concluded "
+                                    f"{trig.conclusion or 'without a conclusion'}; it decides nothing")
             return self._observed(cycle, chain, green=True, collected=None)
         sources = self.platform.sources(cycle.forge, trig, self.inputs, tmp)
         self.notes = sources.notes
@@ -262,55 +265,16 @@ class _Runner:
                                 f"{cycle.fix_branch}; a newer one is waiting for its own run",
                                 collected=collected)
         cycle.marker = seen.state
+        from ci_agent.fixcycle import verdicts
+
         if green:
-            return self._success(cycle, chain)
+            return verdicts.success(self, cycle, chain)
         assert collected is not None
         if cycle.paused is not None:
-            return self._held(cycle, chain, seen.attempt, collected)
+            return verdicts.held(self, cycle, chain, seen.attempt, collected)
         return self._attempt(cycle, chain, collected, sources or Sources((), ()))
 
     # -- outcomes --------------------------------------------------------------------------------
-
-    def _success(self, cycle: Cycle, chain: list[Any]) -> Result:
-        forge = cycle.forge
-        pr = cycle.pr
-        if pr is not None and not self.inputs.dry_run:
-            if not self.in_place:  # a person's own change request keeps its draft state
-                pr = forge.update_change_request(pr.number, draft=False)
-            forge.remove_label(pr.number, texts.ESCALATED_LABEL)
-        ready = f"; the {self.words.change_request} is ready for review" if pr and not self.in_place else ""
-        message = f"CI is green on {cycle.fix_branch} at {self.trig.sha[:12] or 'its tip'}{ready}"
-        budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
-        lines = [message] + ([f"Fix {self.words.change_request}: {self.words.ref(pr.number)}"]
-                             if pr is not None and not self.in_place else [])
-        self._status(cycle, pr, "fixed: CI is green on the fix branch", budget, lines,
-                     also=self._source_holder(cycle, pr))
-        return self._result(cycle, "fixed", ExitCode.OK, message, pr=pr)
-
-    def _held(self, cycle: Cycle, chain: list[Any], decided: AttemptRecord | None,
-              collected: Collected) -> Result:
-        """A red run while paused: CI's verdict on the pending attempt is written down (so the
-        budget and the next run after `/ci-agent resume` know it), and no new attempt is made."""
-        assert cycle.paused is not None
-        paused = (f"{self.words.ref(cycle.paused.number)} is labelled {texts.PAUSED_LABEL}; no new attempt "
-                  "until `/ci-agent resume`")
-        failed = f"attempt {decided.number} failed on CI (recorded); " if decided else ""
-        message = failed + paused
-        budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
-        if decided is not None:
-            self._status(cycle, cycle.pr, f"paused: attempt {decided.number} failed on CI", budget, [message])
-        return self._result(cycle, "skipped", ExitCode.OK, message, collected=collected)
-
-    def _source_holder(self, cycle: Cycle, pr: ChangeRequest | None) -> tuple[int, ...]:
-        """The change request of the branch being fixed, when it holds our status comment: a run
-        on the fix branch knows only the fix change request, and the person's one would otherwise
-        keep saying "waiting for CI" after the fix went green."""
-        if self.in_place or not self.trig.on_fix_branch or self.inputs.dry_run:
-            return ()
-        source = cycle.forge.find_change_request(cycle.source)
-        if source is None or (pr is not None and source.number == pr.number):
-            return ()
-        return (source.number,) if cycle.forge.read_status_state(source.number) is not None else ()
 
     def _escalate(self, cycle: Cycle, budget: Budget, collected: Collected) -> Result:
         forge, pr = cycle.forge, cycle.pr

@@ -158,8 +158,10 @@ def test_inline_fix_step_runs_on_failure_and_never_for_fork_pull_requests() -> N
     workflow = _load(INLINE)
     (fix,) = [s for _, s in _steps(workflow) if "ci-agent/actions/fix@" in str(s.get("uses", ""))]
     condition = " ".join(fix["if"].split())
-    assert condition.startswith("failure() &&")
+    assert condition.startswith("(failure() || (success() && startsWith(github.head_ref || github.ref_name, "
+                                "'ci-agent/fix/'))) &&"), "after a failed step, or a fix branch's green job"
     assert "github.event.pull_request.head.repo.full_name == github.repository" in condition
+    assert fix["with"]["job_status"] == "${{ job.status }}", "the step tells which of the two it is"
     assert "workflow_dispatch" in _on(workflow)  # GITHUB_TOKEN pushes are re-run by dispatch
     assert fix["with"]["ci_workflow"] == INLINE.name
 
@@ -233,7 +235,7 @@ def test_action_inputs_are_the_ones_the_code_reads() -> None:
 _NON_DEFAULT = {"anthropic_api_key": "sk-test", "github_token": "ghs_test", "build_logs": "a.log",
                 "test_results": "out/*.xml", "verify": "make check", "mode": "push", "max_attempts": "5",
                 "model": "claude-test", "config": "ci/agent.yml", "ci_workflow": "ci.yml", "draft": "false",
-                "dry_run": "true"}
+                "dry_run": "true", "job_status": "success"}
 
 
 @pytest.mark.parametrize("name", cienv.INPUT_NAMES)

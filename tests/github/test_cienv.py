@@ -50,7 +50,7 @@ def test_every_input_is_read() -> None:
 
 @pytest.mark.parametrize(("name", "value"), [("mode", "yolo"), ("max_attempts", "0"),
                                              ("max_attempts", "three"), ("draft", "yes"),
-                                             ("dry_run", "1")])
+                                             ("dry_run", "1"), ("job_status", "green")])
 def test_bad_input_is_a_usage_error_naming_it(name: str, value: str) -> None:
     with pytest.raises(UsageError, match=name):
         action_inputs({input_env_name(name): value})

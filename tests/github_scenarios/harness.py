@@ -55,7 +55,7 @@ SUMMARY = "Return 0.0 from average_rating when there are no ratings."
 DEFAULT_INPUTS = {"anthropic_api_key": API_KEY, "github_token": ACTIONS_TOKEN, "build_logs": "",
                   "test_results": "**/*.trx", "verify": "", "mode": "pr", "max_attempts": "3",
                   "model": "", "config": ".ci-agent.yml", "ci_workflow": "", "draft": "true",
-                  "dry_run": "false"}
+                  "dry_run": "false", "job_status": ""}
 CI_COMMAND = f"{PYTEST} --junitxml=test-results/junit.xml"
 # The result globs pipelines/github/ci-agent-on-failure.yml passes (the run's artifacts are read).
 TEMPLATE_RESULTS = "**/*.trx\n**/junit*.xml"
