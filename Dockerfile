@@ -11,11 +11,15 @@ FROM ${BASE_IMAGE}
 # git is the only system tool ci-agent needs (worktrees, apply --check, commit, push).
 # Debian's security updates replace old package versions, so an exact pin would break the build.
 # Runners mount the checkout owned by another uid: safe.directory lets git work there.
+# ci-agent-sandbox: the unprivileged user a verify command (code a model patched) runs as
+# (ci_agent/sandbox.py creates it at run time when an image lacks it).
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git \
     && rm -rf /var/lib/apt/lists/* \
-    && git config --system --add safe.directory '*'
+    && git config --system --add safe.directory '*' \
+    && useradd --system --user-group --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin ci-agent-sandbox
 
 # Set only where a TLS-intercepting proxy needs its CA (the tests mount the host's bundle).
 ARG PIP_CERT
