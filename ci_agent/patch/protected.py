@@ -109,15 +109,16 @@ def parse_pipeline(text: str) -> object:
         return None
 
 
-def _include_entries(value: object) -> Iterator[str]:
+def _include_entries(value: object, depth: int = 0) -> Iterator[str]:
     """Local paths of one `include:` value, in each form GitLab accepts: a string (a path, or a
-    URL which is remote), a list of strings and mappings, a mapping with `local:`."""
+    URL which is remote), a list of strings and mappings, a mapping with `local:`. YAML anchors
+    can make a list contain itself: nesting deeper than GitLab's forms is not followed."""
     if isinstance(value, str):
         if not re.match(r"^[a-z][a-z0-9+.-]*://", value, re.I):
             yield value
-    elif isinstance(value, list):
+    elif isinstance(value, list) and depth < 3:
         for item in value:
-            yield from _include_entries(item)
+            yield from _include_entries(item, depth + 1)
     elif isinstance(value, dict):
         local = value.get("local")
         if isinstance(local, str):

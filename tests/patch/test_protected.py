@@ -181,6 +181,13 @@ def test_each_include_form_gitlab_accepts(tmp_path: Path, pipeline: str) -> None
     assert [r.rule for r in verdict.rejections] == ["path.denied"]
 
 
+def test_a_pipeline_whose_include_list_contains_itself_is_read_once(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {".gitlab-ci.yml": "include: &a [ci/one.yml, *a]\n",
+                                      "ci/one.yml": "a: 1\n"})
+    verdict = apply_patch(edit("ci/one.yml", "a: 1", "a: 2"), repo.path, PatchSettings())
+    assert [r.rule for r in verdict.rejections] == ["path.denied"]
+
+
 def test_a_pipeline_that_is_not_yaml_still_denies_itself(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {".gitlab-ci.yml": "include: [\n  !!python/object:os.system x\n",
                                       "ci/one.yml": "a: 1\n"})
