@@ -70,8 +70,8 @@ def private_paths(workdir: Path, home: str | None) -> list[Path]:
     origins = proc_git(workdir, ["config", "--local", "--includes", "--show-origin", "--name-only",
                                  "--list", "-z"])
     for chunk in (origins or "").split("\0"):
-        if chunk.startswith("file:"):
-            found.append(Path(chunk[len("file:"):]))
+        if chunk.startswith("file:"):  # git prints the repository's own config relative to workdir
+            found.append(Path(workdir, chunk[len("file:"):]))
     if home and Path(home).is_dir() and Path(home).resolve() not in _SHARED_DIRS:
         found.append(Path(home))
     return list(dict.fromkeys(p.resolve() for p in found if p.exists()))

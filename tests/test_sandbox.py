@@ -107,13 +107,30 @@ def test_the_command_runs_as_another_user_in_a_copy_it_owns(reachable_tmp: Path)
 
 
 @needs_root
-def test_the_real_git_directory_is_hidden_while_it_runs_and_restored_after(reachable_tmp: Path) -> None:
+def test_the_real_git_directory_is_hidden_while_it_runs_and_restored_after(
+        reachable_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(reachable_tmp)
+    elsewhere = reachable_tmp / "elsewhere"
+    (elsewhere / ".git").mkdir(parents=True)
+    (elsewhere / ".git" / "config").write_text("not ours to hide\n")
+    monkeypatch.chdir(elsewhere)  # ci-agent's own working folder: only the work tree's repo is hidden
+    # actions/checkout v6 keeps its credentials in a file under RUNNER_TEMP that .git/config
+    # includes: hidden too.
+    included = reachable_tmp / "runner-temp" / "git-credentials.config"
+    included.parent.mkdir()
+    included.write_text('[http "https://example.com/"]\n\textraheader = AUTHORIZATION: basic canary\n')
+    subprocess.run(["git", "-C", str(repo), "config", "include.path", str(included)], check=True)
     before = stat.S_IMODE((repo / ".git").stat().st_mode)
     code = f"print(open({str(repo / '.git' / 'config')!r}).read())"
     with sandbox.run(_py(code), repo, timeout=60) as ran:
         assert not ran.result.ok and "Permission denied" in ran.result.stderr, ran.result
+    with sandbox.run(_py(f"print(open({str(included)!r}).read())"), repo, timeout=60) as ran:
+        assert not ran.result.ok and "Permission denied" in ran.result.stderr, ran.result
+    with sandbox.run(_py(f"print(open({str(elsewhere / '.git' / 'config')!r}).read())"), repo,
+                     timeout=60) as ran:
+        assert ran.result.stdout == "not ours to hide\n\n", ran.result
     assert stat.S_IMODE((repo / ".git").stat().st_mode) == before == 0o755
+    assert stat.S_IMODE(included.stat().st_mode) == 0o644
     # Control: the same read without the sandbox works (the config is world-readable).
     assert "canary" in subprocess.run(
         ["setpriv", f"--reuid={sandbox.account().uid}", f"--regid={sandbox.account().gid}", "--clear-groups",
