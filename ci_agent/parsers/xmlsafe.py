@@ -36,6 +36,11 @@ _ILLEGAL_CHARREF_RE = re.compile(
 _REPLACEMENT_REF = b"&#xFFFD;"
 # A character reference is at most ~12 bytes; keep a tail that might be one cut in half.
 _CARRY = 16
+# Bytes before the root that are not markup end the parse even in recover mode ("Start tag
+# expected"): junk before the XML declaration, or between it and the first `<`.
+# Junk: text, a `<` that starts no markup, a tag cut off by the next `<`. Possessive: linear.
+_JUNK = rb"(?:[^<]++|<(?![A-Za-z_:!?\x80-\xff])|<[A-Za-z_:\x80-\xff][^<>\"']*+(?=<))*+"
+_PROLOG_RE = re.compile(rb"(" + _JUNK + rb")(<\?xml(?:[^?<>]|\?(?!>))*+\?>)?(" + _JUNK + rb")(?=<)")
 _XML_DECL_ENCODING_RE = re.compile(rb"^(<\?xml[^>]*?encoding\s*=\s*)([\"'])[^\"']*\2")
 
 
@@ -53,6 +58,8 @@ class SanitizingReader:
         self._carry = b""
         self._eof = False
         self.repairs = 0
+        self.prolog_junk = 0  # bytes dropped before the root element
+        self._first = True
         self.capper = FieldCapper()
         self._escaper = StrayLtEscaper()
         self.bytes_read = 0
@@ -102,6 +109,9 @@ class SanitizingReader:
                     data, self._carry = data[:-1], b"<"
                 else:
                     self._carry = b""
+            if self._first and data:
+                self._first = False
+                data = self._prolog(data)
             cleaned = data.translate(None, _ILLEGAL_BYTES)
             self.repairs += len(data) - len(cleaned)
             cleaned, n = _ILLEGAL_CHARREF_RE.subn(_REPLACEMENT_REF, cleaned)
@@ -110,6 +120,17 @@ class SanitizingReader:
             if self._eof:
                 cleaned += self.capper.finish()
             self._buffer = self._escaper.feed(cleaned)
+
+    def _prolog(self, data: bytes) -> bytes:
+        found = _PROLOG_RE.match(data)
+        if found is None:
+            return data
+        lead, declaration, gap = found.groups()
+        if not lead.strip() and not gap.strip() and not (lead and declaration):
+            return data
+        self.prolog_junk += len(lead.strip()) + len(gap.strip())
+        kept = declaration + b"\n" if declaration else b""
+        return kept + data[found.end():]
 
     @property
     def escaped(self) -> int:
@@ -171,6 +192,9 @@ def damage(parser: Any) -> str | None:
 def repair_notes(reader: SanitizingReader) -> list[str]:
     """What the reader changed before parsing, one note each."""
     notes = []
+    if reader.prolog_junk:
+        notes.append(f"the file is damaged: dropped {reader.prolog_junk} byte(s) that were not markup before "
+                     "the root element")
     if reader.escaped:
         notes.append(f"the file is damaged: escaped {reader.escaped} stray '<' or '&' that would have ended "
                      f"the parse (the first at byte {reader.first_escape_at} of the repaired text)")

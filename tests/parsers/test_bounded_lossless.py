@@ -16,6 +16,8 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ci_agent.envelope import iter_log_lines
 from ci_agent.model import ParseResult
@@ -191,3 +193,26 @@ def test_a_cr_split_across_chunks_is_one_line_end() -> None:
     data = b"x" * (CHUNK_BYTES - 1) + b"\r\nnext\rlast\n"
     lines = list(iter_log_lines(io.BytesIO(data)))
     assert lines[1:] == ["next", "last"] and len(lines) == 3
+
+
+# --- any single bad byte, anywhere between markup (hypothesis) -----------------------------------
+
+SMALL = {  # small real files, so many examples stay fast
+    "trx": (trx.PARSER, "dorny/fixtures/dotnet-trx.trx"),
+    "junit": (junit.PARSER, "dorny/fixtures/jest-junit.xml"),
+    "nunit": (nunit.PARSER, "dorny/fixtures/dotnet-nunit.xml"),
+    "xunit": (xunit.PARSER, "enricomi/xunit/mstest/fixie.xml"),
+}
+
+
+@pytest.mark.parametrize("fmt", list(SMALL))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=st.floats(0, 1),
+       junk=st.one_of(st.binary(min_size=1, max_size=1), st.sampled_from(list(DAMAGE.values()))))
+def test_any_bad_byte_after_a_tag_loses_no_failed_test(fmt: str, where: float, junk: bytes) -> None:
+    parser, relative = SMALL[fmt]
+    data = shared_fixture(relative).read_bytes()
+    ends = [i for i in range(len(data)) if data[i:i + 1] == b">"]
+    at = ends[min(len(ends) - 1, int(where * len(ends)))] + 1
+    damaged = parser.parse(io.BytesIO(data[:at] + junk + data[at:]), "damaged")
+    assert _failed(damaged) == _failed(parser.parse(io.BytesIO(data), "whole"))
