@@ -62,6 +62,8 @@ class Plan:
     retry: bool = False
     instructions: str = ""  # a writer's `/ci-agent fix <instructions>` (untrusted data)
     explain: bool = False  # `/ci-agent explain`: ask for the root cause, apply nothing
+    labels: tuple[tuple[str, str], ...] = ()  # how inputs in download folders are named
+    warn_inputs: bool = True  # False: the caller collected the same inputs and said what was missing
 
 
 @dataclass
@@ -173,7 +175,8 @@ def _assess(plan: Plan, settings: Settings) -> Budget:
 def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workdir: Path,
                  tip: str) -> Outcome:
     first = collect(workdir, command=plan.command, timeout_s=plan.timeout_s, logs=plan.logs,
-                    result_globs=plan.result_globs, root=workdir if plan.command else plan.repo)
+                    result_globs=plan.result_globs, root=workdir if plan.command else plan.repo,
+                    labels=plan.labels, quiet=not plan.warn_inputs)
     _emit_distilled(emit, first)
     budget = _assess(plan, settings)
     if not first.red:
@@ -267,7 +270,8 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
         # of the failed run (downloaded artifacts), which must never pass for the verify's own.
         own_results = tuple(glob for glob in plan.result_globs if not is_absolute(glob))
         try:
-            after = collect(workdir, command=plan.verify, timeout_s=plan.timeout_s, result_globs=own_results)
+            after = collect(workdir, command=plan.verify, timeout_s=plan.timeout_s,
+                            result_globs=own_results, quiet=True)
         except CiAgentError as exc:  # the program could not be started at all
             cannot, code = f"`{describe(plan.verify)}` could not be started: {exc}", ExitCode.USAGE
         else:

@@ -76,6 +76,19 @@ class Budget:
         return bool(fingerprint) and fingerprint in self.targeted
 
 
+def budget_sentence(budget: Budget) -> str:
+    """The budget as the status comment tells it. A pending attempt counts against the budget
+    (which is only consulted when something is red again, so an attempt engine run always reads
+    it as failed), but while CI has not spoken it is waiting, not failed: "attempt 1 of 3 waiting
+    for CI; 0 failed"."""
+    failed = sum(1 for f in budget.failures if f.result is AttemptResult.FAILED)
+    pending = [f for f in budget.failures if f.result is AttemptResult.PENDING]
+    if pending:
+        return (f"Budget: attempt {budget.consecutive_failures} of {budget.max_attempts} waiting for CI; "
+                f"{failed} failed.")
+    return f"Budget: {failed} of {budget.max_attempts} consecutive failed attempts used."
+
+
 def assess(events: Iterable[Event], max_attempts: int) -> Budget:
     """The budget after `events` (oldest first). A passed attempt is a green run of its own."""
     if max_attempts < 1:

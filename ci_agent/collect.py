@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TextIO
 
 from ci_agent import proc, sandbox
 from ci_agent.budget import fingerprint
@@ -66,6 +67,49 @@ def _fresh(paths: list[str], since: float | None) -> list[str]:
     return [p for p in paths if os.stat(p).st_mtime >= since - 1]
 
 
+# (absolute folder, what to show instead of it): a file under the folder is shown as the label
+# followed by its path inside the folder.
+Labels = Sequence[tuple[str, str]]
+
+
+def display_name(path: str, labels: Labels) -> str:
+    """How an input is named to people and the model: never a runner's temp folder (a worktree,
+    the download folder), but `shop/x.py`, `artifact test-results/junit.xml`, `job log 7-test.log`."""
+    for folder, label in labels:
+        base = folder.rstrip("/") + "/"
+        if path.startswith(base):
+            return label + path[len(base):]
+    return path
+
+
+def relabel(report: Report, labels: Labels) -> Report:
+    """The report with every input name (sources, run errors, failures' source) shown by
+    `display_name`. Pure; nothing reads a file by these names afterwards."""
+    def name(path: str | None) -> str | None:
+        return display_name(path, labels) if path else path
+    sources = tuple(replace(s, path=display_name(s.path, labels)) for s in report.sources)
+    return replace(report, sources=sources,
+                   run_errors=tuple(replace(e, source=display_name(e.source, labels))
+                                    for e in report.run_errors),
+                   failures=tuple(replace(f, source=name(f.source)) for f in report.failures))
+
+
+# The default `test_results` input and `results.globs`: a project without TRX files leaves it as
+# it is, so it matching nothing is no news while a log or the command's output was read.
+DEFAULT_RESULT_GLOB = "**/*.trx"
+
+
+def _say_missing(globs: Sequence[str], found: Sequence[str], labels: Labels, warn: TextIO | None,
+                 other_inputs: bool) -> None:
+    """Several result globs are alternatives (`**/*.trx`, `**/junit*.xml`): one matching nothing is
+    normal as long as another matched, so only when none matched is that said, once, in the names
+    a person gave; and not at all for the default glob alone when there was something else to read."""
+    default_only = all(g == DEFAULT_RESULT_GLOB or g.endswith("/" + DEFAULT_RESULT_GLOB) for g in globs)
+    if not found and globs and warn is not None and not (default_only and other_inputs):
+        shown = ", ".join(dict.fromkeys(repr(display_name(g, labels)) for g in globs))
+        print(f"ci-agent: warning: no test-result file matches {shown}", file=warn)
+
+
 def collect(
     workdir: Path,
     *,
@@ -74,33 +118,46 @@ def collect(
     logs: Sequence[str] = (),
     result_globs: Sequence[str] = (),
     root: Path | None = None,
+    labels: Labels = (),
+    quiet: bool = False,
 ) -> Collected:
     """Run `command` for `workdir` (when given) in the sandbox, read `logs` and the result files
     matching `result_globs` (relative globs: files the command wrote; absolute: files of an earlier
-    run), distill them into one report."""
+    run), distill them into one report. Inputs under a folder of `labels`, `workdir`, `root` or
+    the sandbox's copy are named relative to it (`display_name`); warnings about missing inputs go
+    to stderr unless `quiet` (the caller already said them)."""
     git_root = str(root or workdir)
+    labels = (*labels, (str(workdir), ""), *(((str(root), ""),) if root else ()))
+    warn = None if quiet else sys.stderr
     absolute = [g for g in result_globs if os.path.isabs(g)]
     relative = [g for g in result_globs if not os.path.isabs(g)]
+    log_paths = expand_inputs(list(logs), warn or io.StringIO())
     if not command:
-        paths = expand_inputs([*logs, *absolute, *(str(workdir / g) for g in relative)], sys.stderr)
-        inputs = read_inputs(paths, None, False)
-        return _collected(inputs, resolve_roots(inputs, None, git_root), None, timeout_s)
+        globs = [*absolute, *(str(workdir / g) for g in relative)]
+        results = expand_inputs(globs, io.StringIO())
+        _say_missing(globs, results, labels, warn, bool(log_paths))
+        inputs = read_inputs([*log_paths, *results], None, False)
+        return _collected(inputs, resolve_roots(inputs, None, git_root), None, timeout_s, labels)
     started = time.time()
     with sandbox.run(command, workdir, timeout=timeout_s, result_globs=relative) as ran:
         output = _command_input(ran.result)
-        given = read_inputs(expand_inputs([*logs, *absolute], sys.stderr), None, False)
-        written = read_inputs(_fresh(ran.results, started), None, False)
+        earlier = expand_inputs(absolute, io.StringIO())
+        fresh = _fresh(ran.results, started)
+        _say_missing([*absolute, *(str(workdir / g) for g in relative)], [*earlier, *fresh], labels, warn,
+                     True)
+        given = read_inputs([*log_paths, *earlier], None, False)
+        written = read_inputs(fresh, None, False)
         # The command's output and files name paths in the folder it ran in (the sandbox's copy).
         ran_root = str(ran.directory) if ran.sandboxed else git_root
         inputs = [output, *given, *written]
         roots = [*resolve_roots([output], None, ran_root), *resolve_roots(given, None, git_root),
                  *resolve_roots(written, None, ran_root)]
-        return _collected(inputs, roots, ran.result, timeout_s)
+        return _collected(inputs, roots, ran.result, timeout_s, (*labels, (ran_root, "")))
 
 
 def _collected(inputs: list[Input], roots: list[str | None], result: proc.Result | None,
-               timeout_s: float) -> Collected:
-    report = distill(inputs, None, roots)
+               timeout_s: float, labels: Labels) -> Collected:
+    report = relabel(distill(inputs, None, roots), labels)
     if result is not None and not result.ok and not (report.failures or any(
             d.severity is Severity.ERROR for d in report.diagnostics)):
         # Nothing we recognise, yet it failed: the exit status and the last lines are the report.

@@ -141,3 +141,15 @@ def test_run_errors_fingerprint_on_their_first_line() -> None:
     a = report(run_errors=(RunError("pytest", "`pytest` exited with code 2\nlast lines: 0.12s"),))
     b = report(run_errors=(RunError("pytest", "`pytest` exited with code 2\nlast lines: 0.98s"),))
     assert fingerprint(a) == fingerprint(b) != ""
+
+
+def test_budget_sentence_says_a_pending_attempt_is_waiting() -> None:
+    from ci_agent.budget import budget_sentence
+
+    pending = AttemptRecord(1, AttemptResult.PENDING, "f1", run="r1")
+    failed = AttemptRecord(1, AttemptResult.FAILED, "f1", "f2", run="r1")
+    second = AttemptRecord(2, AttemptResult.PENDING, "f2", run="r2")
+    assert budget_sentence(assess([], 3)) == "Budget: 0 of 3 consecutive failed attempts used."
+    assert budget_sentence(assess([pending], 3)) == "Budget: attempt 1 of 3 waiting for CI; 0 failed."
+    assert budget_sentence(assess([failed], 3)) == "Budget: 1 of 3 consecutive failed attempts used."
+    assert budget_sentence(assess([failed, second], 3)) == "Budget: attempt 2 of 3 waiting for CI; 1 failed."

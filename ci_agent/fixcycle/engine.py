@@ -35,7 +35,7 @@ def make_plan(repo: Path, source_ref: str, fix_branch: str, settings: Settings, 
                 model=model_settings(settings, DEFAULT_MODEL), command=(), verify=verify,
                 logs=sources.logs, result_globs=sources.result_globs,
                 timeout_s=settings.commands.timeout_s, dry_run=inputs.dry_run,
-                instructions=instructions, explain=explain)
+                instructions=instructions, explain=explain, labels=sources.labels, warn_inputs=False)
 
 
 def verify_preflight(plan: Plan, words: Words) -> None:

@@ -54,6 +54,8 @@ class Result:
 _TITLES = {"fixed": "fixed", "committed": "patch pushed, CI decides", "escalated": "escalated",
            "gave_up": "no safe patch", "nothing_to_do": "nothing to fix", "skipped": "skipped",
            "refused": "refused", "proposed": "patch proposed for review", "explained": "explained"}
+# Every `outcome` a run can end with; "error" is written when the run raised (the step failed).
+OUTCOMES = (*_TITLES, "error")
 
 
 def summary(result: Result, words: Words) -> str:
@@ -154,9 +156,22 @@ class _Runner:
             return self._in_place_cycle(repo, settings, forge, token)
         fix_branch = trig.branch if trig.on_fix_branch else state.fix_branch_for(trig.branch)
         pr = forge.find_change_request(fix_branch)
-        # Our marker lives on the fix PR; before there is one, on the source PR (if any).
+        own: ChangeRequest | None = None
+        if not trig.on_fix_branch and trig.pr_number is None and not self.command:
+            # An inline step of a push run knows no pull request: the failing branch's own one
+            # (if any) holds the marker until a fix one exists, and the escalation if none ever does.
+            own = forge.find_change_request(trig.branch)
+            if own is not None and not own.fork:
+                self.trig = trig = replace(trig, pr_number=own.number)
+        # Our marker lives on the fix PR; before there is one, on the source PR (if any); with
+        # neither, only an escalation leaves one: on the failing commit (`escalation`).
         holder = pr.number if pr else trig.pr_number
-        marker = ForgeState.from_json(forge.read_status_state(holder) if holder else None)
+        if holder:
+            marker = ForgeState.from_json(forge.read_status_state(holder))
+        else:
+            from ci_agent.fixcycle.escalation import commit_record
+
+            marker = commit_record(self, forge, settings)
         source = trig.branch
         if trig.on_fix_branch:
             source = marker.source_branch or (pr.target_branch if pr else "")
@@ -167,7 +182,8 @@ class _Runner:
         paused = pr if pr is not None and texts.PAUSED_LABEL in pr.labels else None
         if paused is None and not trig.on_fix_branch and not self.command:
             # `/ci-agent stop` on the person's change request, before any fix one exists
-            own = forge.find_change_request(trig.branch)
+            if own is None and trig.pr_number is not None:
+                own = forge.find_change_request(trig.branch)
             paused = own if own is not None and texts.PAUSED_LABEL in own.labels else None
         if paused is not None and not self.command and not trig.on_fix_branch:
             return Result("skipped", ExitCode.OK, f"{self.words.ref(paused.number)} is labelled "
@@ -216,7 +232,8 @@ class _Runner:
             return self._observed(cycle, chain, green=True, collected=None)
         sources = self.platform.sources(cycle.forge, trig, self.inputs, tmp)
         self.notes = sources.notes
-        collected = collect(cycle.repo, logs=sources.logs, result_globs=sources.result_globs, root=cycle.repo)
+        collected = collect(cycle.repo, logs=sources.logs, result_globs=sources.result_globs, root=cycle.repo,
+                            labels=sources.labels)
         if self.explain:
             if not collected.red:
                 return self._result(cycle, "nothing_to_do", ExitCode.OK, "nothing fails in the "
@@ -276,25 +293,12 @@ class _Runner:
 
     # -- outcomes --------------------------------------------------------------------------------
 
-    def _escalate(self, cycle: Cycle, budget: Budget, collected: Collected) -> Result:
-        forge, pr = cycle.forge, cycle.pr
-        cycle.marker = replace(cycle.marker, escalated=True)
-        if pr is not None and not cycle.marker.escalation_posted and not self.inputs.dry_run:
-            body = self.redact(texts.escalation_text(cycle.fix_branch, budget.failures, collected.report,
-                                                     cycle.marker.tokens))
-            _post_once(forge, pr.number, body)
-            forge.add_labels(pr.number, [texts.ESCALATED_LABEL])
-            cycle.marker = replace(cycle.marker, escalation_posted=True)
-        message = (f"{budget.consecutive_failures} consecutive failed attempts on {cycle.fix_branch}; "
-                   "escalated, no further model call")
-        self._status(cycle, pr, f"escalated after {budget.consecutive_failures} failed attempts", budget,
-                     [message])
-        return self._result(cycle, "escalated", ExitCode.BUDGET_EXHAUSTED, message, collected=collected)
-
     def _attempt(self, cycle: Cycle, chain: list[Any], collected: Collected, sources: Sources) -> Result:
         budget = assess(events(chain, cycle.marker), self.inputs.max_attempts)
         if budget.exhausted and not self.explain:  # before any model call; explaining changes no code
-            return self._escalate(cycle, budget, collected)
+            from ci_agent.fixcycle.escalation import escalate
+
+            return escalate(self, cycle, budget, collected)
         from ci_agent.attempt import run_fix
         from ci_agent.fixcycle.engine import (
             make_plan,
@@ -342,7 +346,9 @@ class _Runner:
             return result
         if outcome.status == "escalated":
             assert outcome.budget is not None
-            return self._escalate(cycle, outcome.budget, collected)
+            from ci_agent.fixcycle.escalation import escalate
+
+            return escalate(self, cycle, outcome.budget, collected, tokens=tokens, details=details)
         if outcome.status == "explained":
             from ci_agent.fixcycle.publish import explained
 
@@ -487,18 +493,3 @@ def repo_root(workspace: Path) -> Path:
     except git.GitError as exc:
         raise UsageError(f"the workspace {workspace} is not a git checkout; check out the "
                          "repository with its history first") from exc
-
-
-def _post_once(forge: Forge, number: int, body: str) -> None:
-    """The escalation comment, unless one of ours is already there (a rerun after a crash)."""
-    own = forge.own_login().lower()
-
-    def ours() -> list[int]:
-        return sorted(c.id for c in forge.list_comments(number)
-                      if c.body.startswith(texts.ESCALATION_TAG) and c.author.lower() == own)
-    if ours():
-        return
-    posted = forge.post_comment(number, body)
-    # Two jobs escalating at the same moment both saw none: the older comment stays, ours goes.
-    if min(ours(), default=posted.id) != posted.id:
-        forge.delete_comment(number, posted.id)

@@ -31,6 +31,9 @@ class Sources:
     logs: tuple[str, ...]  # absolute paths or globs
     result_globs: tuple[str, ...]  # absolute paths or globs
     notes: tuple[str, ...] = ()  # what could not be fetched or was left out, for the summary
+    # (download folder, label): how fetched files are named to people and the model, never by
+    # the runner's temp path (`collect.display_name`)
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 def _absolute(base: Path, pattern: str) -> str:
@@ -118,6 +121,7 @@ def fetched_sources(forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Pat
     except ValueError:
         return Sources((), (), (f"the run id {trig.run_id!r} is not a number; nothing was fetched",))
     notes: list[str] = []
+    labels = ((str(dest / "logs"), "job log "), (str(dest / "artifacts"), "artifact "))
     failed = [job for job in forge.failed_jobs(run_id) if not _own(job, own_prefix)]
     traces = [str(forge.download_job_log(job.id, dest / "logs").text_path) for job in failed]
     if not traces:
@@ -142,4 +146,4 @@ def fetched_sources(forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Pat
         if usable and patterns and not matched:
             notes.append(f"{name} ({', '.join(patterns)}) matched no file in the artifacts of "
                          f"{_names(usable)}")
-    return Sources(tuple(traces + logs), tuple(results), tuple(notes))
+    return Sources(tuple(traces + logs), tuple(results), tuple(notes), labels)

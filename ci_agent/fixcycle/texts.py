@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ci_agent.budget import AttemptRecord, Budget
+from ci_agent.budget import AttemptRecord, Budget, budget_sentence
 from ci_agent.fixcycle.platform import GITHUB_WORDS, Words
 from ci_agent.model import Report
 from ci_agent.redact import sanitize_untrusted
@@ -85,26 +85,33 @@ def status_text(headline: str, fix_branch: str, source: str, budget: Budget | No
     out = [f"### ci-agent: {headline}",
            f"Fix branch {md_code(fix_branch)} for {md_code(source)}."]
     if budget is not None:
-        out.append(f"Budget: {budget.consecutive_failures} of {budget.max_attempts} consecutive failed "
-                   "attempts used.")
+        out.append(budget_sentence(budget))
     out.extend(line if isinstance(line, Markup) else untrusted_md(line) for line in lines if line)
     out.append(f"Tokens used on this fix branch: {tokens}.")
     return "\n\n".join(out) + "\n"
 
 
 def escalation_text(fix_branch: str, failures: Sequence[AttemptRecord], report: Report | None,
-                    tokens: int) -> str:
-    out = [ESCALATION_TAG,
-           f"### ci-agent: escalated after {len(failures)} failed attempts on {md_code(fix_branch)}",
-           "ci-agent makes no further automatic attempts on this branch. A person needs to look; "
-           "a commit pushed to this branch, or a green run, starts a new count.",
-           "#### What each attempt changed"]
+                    tokens: int, *, unpushed_source: str = "") -> str:
+    """`unpushed_source`: every attempt failed the in-job verify and was rolled back, so the fix
+    branch was never pushed; the text names the failing branch instead."""
+    if unpushed_source:
+        head = [f"### ci-agent: escalated after {len(failures)} failed attempts to fix "
+                f"{md_code(unpushed_source)}",
+                "Every attempt failed the job's `verify` command and was rolled back, so nothing was "
+                "pushed. ci-agent makes no further automatic attempts here; a person needs to look."]
+    else:
+        head = [f"### ci-agent: escalated after {len(failures)} failed attempts on {md_code(fix_branch)}",
+                "ci-agent makes no further automatic attempts on this branch. A person needs to look; "
+                "a commit pushed to this branch, or a green run, starts a new count."]
+    out = [ESCALATION_TAG, *head, "#### What each attempt changed"]
     out.extend(f"- attempt {f.number}: {untrusted_md_line(f.summary) or '(no summary)'} — failure "
                f"after it: {md_code(f.after or 'see CI')}" for f in failures)
     if report is not None:
         out.append("#### What still fails\n\n" + fence(sanitize_untrusted(render(report, "llm",
                                                                                 _FAILURE_BYTES))))
-    out.append(f"Tokens used on this fix branch: {tokens}.")
+    out.append(f"Tokens used by these attempts: {tokens}." if unpushed_source
+               else f"Tokens used on this fix branch: {tokens}.")
     return "\n\n".join(out) + "\n"
 
 

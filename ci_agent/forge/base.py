@@ -147,6 +147,14 @@ class Forge(Protocol):
         """Delete one of our own comments (a duplicate another job raced us to write)."""
         ...
 
+    def commit_comments(self, sha: str) -> list[Comment]:
+        """Comments on commit `sha`: where a failure that has no change request is escalated."""
+        ...
+
+    def post_commit_comment(self, sha: str, body: str) -> Comment:
+        """A new comment on commit `sha`, written as our own account (never edited afterwards)."""
+        ...
+
     def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
         """React to comment `comment_id` of change request `number` (GitLab needs both)."""
         ...

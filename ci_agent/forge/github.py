@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import github
 import requests
 from github import Auth, Github, GithubException
+from github.CommitComment import CommitComment
 from github.GithubObject import NotSet
 from github.IssueComment import IssueComment
 from github.PullRequest import PullRequest
@@ -284,6 +285,15 @@ class GitHubForge:
                           lambda: _comment(self._repo.get_issue(number).create_comment(body)),
                           idempotent=False)
 
+    def commit_comments(self, sha: str) -> list[Comment]:
+        return self._call(f"read the comments of commit {sha[:12]}", "contents: read",
+                          lambda: [_comment(c) for c in self._repo.get_commit(sha).get_comments()])
+
+    def post_commit_comment(self, sha: str, body: str) -> Comment:
+        return self._call(f"comment on commit {sha[:12]}", "contents: write",
+                          lambda: _comment(self._repo.get_commit(sha).create_comment(body)),
+                          idempotent=False)
+
     def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
         self._call(f"react to comment {comment_id}", "issues: write",
                    lambda: self._issue_comment(comment_id).create_reaction(reaction))
@@ -512,7 +522,7 @@ def _change_request(pull: PullRequest) -> ChangeRequest:
                          head_sha=pull.head.sha or "", fork=fork, state=state)
 
 
-def _comment(comment: IssueComment) -> Comment:
+def _comment(comment: IssueComment | CommitComment) -> Comment:
     user = comment.user
     return Comment(id=comment.id, body=comment.body or "", author=user.login,
                    author_is_bot=user.type == "Bot", created_at=iso_utc(comment.created_at))

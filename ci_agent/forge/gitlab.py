@@ -306,6 +306,19 @@ class GitLabForge(GitLabCommands):
                           lambda: comment(self._mr(number).notes.create({"body": body}).attributes),
                           idempotent=False)
 
+    def commit_comments(self, sha: str) -> list[Comment]:
+        # GitLab's commit comments carry no id (`note`, `author`, `created_at`): 0 stands for it
+        def fetch() -> list[Comment]:
+            found = self._project.commits.get(sha, lazy=True).comments.list(get_all=True)
+            return [comment({"id": 0, "body": c.attributes.get("note"), **c.attributes}) for c in found]
+        return self._call(f"read the comments of commit {sha[:12]}", "Reporter", fetch)
+
+    def post_commit_comment(self, sha: str, body: str) -> Comment:
+        def post() -> Comment:
+            made = self._project.commits.get(sha, lazy=True).comments.create({"note": body})
+            return comment({"id": 0, "body": made.attributes.get("note"), **made.attributes})
+        return self._call(f"comment on commit {sha[:12]}", "Reporter", post, idempotent=False)
+
     def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
         name = _EMOJI.get(reaction, reaction)
         note = self._mr(number).notes.get(comment_id, lazy=True)

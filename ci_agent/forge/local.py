@@ -47,7 +47,7 @@ _REACTIONS = frozenset({"+1", "-1", "laugh", "confused", "heart", "hooray", "roc
 def _empty_state() -> dict[str, Any]:
     return {"version": 1, "next_id": 1, "default_branch": "main", "protected": [],
             "permissions": {}, "workflows": {}, "change_requests": {}, "comments": [],
-            "reactions": [], "dispatches": []}
+            "reactions": [], "dispatches": [], "commit_comments": []}
 
 
 class LocalForge:
@@ -255,6 +255,17 @@ class LocalForge:
             comment_id = self._new_id(state)
             state["comments"].append({"id": comment_id, "number": number, "body": body,
                                       "author": self._own_login, "bot": True})
+            return Comment(comment_id, body, self._own_login, True)
+
+    def commit_comments(self, sha: str) -> list[Comment]:
+        return [Comment(c["id"], c["body"], c["author"], True)
+                for c in self.read()["commit_comments"] if c["sha"] == sha]
+
+    def post_commit_comment(self, sha: str, body: str) -> Comment:
+        with self._writing() as state:
+            comment_id = self._new_id(state)
+            state["commit_comments"].append({"id": comment_id, "sha": sha, "body": body,
+                                             "author": self._own_login})
             return Comment(comment_id, body, self._own_login, True)
 
     def own_login(self) -> str:

@@ -140,6 +140,7 @@ class GitHubFake:
         self.reactions: list[tuple[int, str, str]] = []  # comment id, content, login
         self.review_comments: dict[int, dict[str, Any]] = {}  # diff comments: their own ids
         self.review_reactions: list[tuple[int, str, str]] = []
+        self.commit_comments: dict[int, dict[str, Any]] = {}  # comments on commits (by sha)
         self.requests: list[Recorded] = []
         self.failures: list[str] = []
         self.faults: list[Fault] = []
@@ -180,6 +181,8 @@ class GitHubFake:
             ("POST", rf"{r}/issues/comments/(?P<c>\d+)/reactions", self._react),
             ("GET", rf"{r}/pulls/comments/(?P<c>\d+)", self._get_review_comment),
             ("POST", rf"{r}/pulls/comments/(?P<c>\d+)/reactions", self._react_review),
+            ("GET", rf"{r}/commits/(?P<sha>[0-9a-f]{{40}})/comments", self._list_commit_comments),
+            ("POST", rf"{r}/commits/(?P<sha>[0-9a-f]{{40}})/comments", self._create_commit_comment),
             ("POST", rf"{r}/issues/(?P<n>\d+)/labels", self._add_labels),
             ("DELETE", rf"{r}/issues/(?P<n>\d+)/labels/(?P<label>[^/]+)", self._remove_label),
             ("GET", rf"{r}/collaborators/(?P<user>[^/]+)/permission", self._permission),
@@ -622,6 +625,28 @@ class GitHubFake:
                                                             "code": "missing_field"}])
         kind = "Bot" if login.endswith("[bot]") else "User"
         return Reply(201, self._comment_json(self._new_comment(int(n), body["body"], login, kind)))
+
+    def _commit_comment_json(self, c: dict[str, Any]) -> dict[str, Any]:
+        return {"id": c["id"], "node_id": f"CC_{c['id']}", "body": c["body"], "path": None,
+                "position": None, "line": None, "commit_id": c["sha"],
+                "user": self._user_json(c["user"], c["type"]),
+                "url": f"{self._repo_url}/comments/{c['id']}",
+                "html_url": f"https://github.com/{self.owner}/{self.repo}/commit/{c['sha']}#commitcomment-{c['id']}",
+                "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+                "author_association": "NONE"}
+
+    def _list_commit_comments(self, sha: str, query: dict[str, str], **_: Any) -> Reply:
+        items = [self._commit_comment_json(c) for c in self.commit_comments.values() if c["sha"] == sha]
+        return self._page(f"/repos/{self.owner}/{self.repo}/commits/{sha}/comments", query, items)
+
+    def _create_commit_comment(self, sha: str, login: str, body: Any, **_: Any) -> Reply:
+        if not isinstance(body, dict) or not body.get("body"):
+            return error(422, "Validation Failed", errors=[{"resource": "CommitComment", "field": "body",
+                                                            "code": "missing_field"}])
+        comment = {"id": next(self._ids), "sha": sha, "body": body["body"], "user": login,
+                   "type": "Bot" if login.endswith("[bot]") else "User"}
+        self.commit_comments[comment["id"]] = comment
+        return Reply(201, self._commit_comment_json(comment))
 
     def _get_comment(self, c: str, **_: Any) -> Reply:
         comment = self.comments.get(int(c))

@@ -145,6 +145,8 @@ class GitLabFake(CommandRoutes):
             ("DELETE", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)"), self.r_delete_note),
             ("GET", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)/award_emoji"), self.r_note_awards),
             ("POST", P(r"/merge_requests/(?P<iid>\d+)/notes/(?P<note>\d+)/award_emoji"), self.r_award_note),
+            ("GET", P(r"/repository/commits/(?P<sha>[0-9a-f]{40})/comments"), self.r_commit_comments),
+            ("POST", P(r"/repository/commits/(?P<sha>[0-9a-f]{40})/comments"), self.r_create_commit_comment),
             *self.command_routes(),
         ]
         self._routes = [(m, re.compile(p + r"/?\Z"), h) for m, p, h in table]

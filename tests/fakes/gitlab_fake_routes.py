@@ -95,6 +95,7 @@ class FakeRoutes:
         self.created_pipelines: list[dict[str, Any]] = []
         self.merge_requests: dict[int, dict[str, Any]] = {}
         self.notes: dict[int, list[dict[str, Any]]] = {}
+        self.commit_comments: list[dict[str, Any]] = []  # {"sha", "json"}: GitLab gives them no id
         self.award_emoji: list[tuple[int, int, str, str]] = []  # (iid, note id, name, username)
         self._user_ids = itertools.count(101)
         self._pipeline_ids = itertools.count(1001)
@@ -354,6 +355,28 @@ class FakeRoutes:
         note = self.note_json(int(iid), next(self._note_ids), body["body"], call.user["username"], False)
         self.notes[int(iid)].append(note)
         return Reply(201, note)
+
+    def r_commit_comments(self, call: Call, sha: str) -> Reply:
+        if self.origin is not None and not self._commit_exists(sha):
+            return not_found("Commit")
+        return Reply(200, [c["json"] for c in self.commit_comments if c["sha"] == sha])
+
+    def r_create_commit_comment(self, call: Call, sha: str) -> Reply:
+        denied = self._may_write(call, 10)
+        if denied or (self.origin is not None and not self._commit_exists(sha)):
+            return denied or not_found("Commit")
+        body = call.body if isinstance(call.body, dict) else {}
+        if not body.get("note"):
+            return Reply(400, {"error": "note is missing"})
+        comment = {"note": body["note"], "path": None, "line": None, "line_type": None,
+                   "author": self.user_basic(call.user["username"]), "created_at": _NOW}
+        self.commit_comments.append({"sha": sha, "json": comment})
+        return Reply(201, comment)
+
+    def _commit_exists(self, sha: str) -> bool:
+        done = subprocess.run(["git", "--git-dir", str(self.origin), "cat-file", "-e", f"{sha}^{{commit}}"],
+                              capture_output=True, check=False)
+        return done.returncode == 0
 
     def r_note(self, call: Call, iid: str, note: str) -> Reply:
         found = self._note(iid, note)

@@ -180,7 +180,7 @@ def test_status_shows_attempts_budget_and_tokens(world: CommandWorld) -> None:
     assert model_calls(world) == calls and world.origin_tip(FEATURE_FIX) == tip
     said = status_body(world, fix_number)
     assert f"Asked by @{WRITER}" in said
-    assert "Budget: 1 of 3" in said
+    assert "Budget: attempt 1 of 3 waiting for CI; 0 failed." in said, "attempt 1 pushed, CI not yet run"
     tokens = re.search(r"Tokens used on this fix branch: (\d+)", said)
     assert tokens and int(tokens.group(1)) > 0
     assert our_eyes(world, comment) == [(comment, "eyes", ACTIONS_BOT)]

@@ -44,7 +44,8 @@ def test_mode_push_commits_onto_the_pr_branch_and_a_failed_run_counts(world: Com
     assert "Budget: 1 of 3 consecutive failed attempts used." in second.summary
     marker = parse_marker(status_body(world, number))
     assert marker is not None and list(marker["results"].values()) == ["failed"]
-    assert "Budget: 2 of 3" in status_body(world, number), "attempt 2 pending: counted until CI says"
+    assert "Budget: attempt 2 of 3 waiting for CI; 1 failed." in status_body(world, number), \
+        "attempt 2 pending: waiting until CI says"
     assert world.commits(ci.sha, FEATURE)[1] == made and world.show(FEATURE, RATINGS) == version(world, "fix")
     assert list(world.github.pulls) == [number]
 
