@@ -41,6 +41,8 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ci_agent.secret_shapes import TOKEN_PATTERNS, URL_USER_RE, hint_words, secret_like, secret_name
+
 MIN_SECRET_CHARS = 6
 _MIN_ENCODED_CHARS = 8  # shorter encoded fragments would match ordinary text
 _MIN_LINE_CHARS = 16  # lines of a multi-line secret (a PEM in a variable) redacted on their own
@@ -68,7 +70,7 @@ def is_secret_name(name: str) -> bool:
         return False
     for friend in _FALSE_FRIENDS:
         upper = upper.replace(friend, "")
-    return any(word in upper for word in _SECRET_WORDS)
+    return any(word in upper for word in _SECRET_WORDS) or secret_name(name)
 
 
 def _encoded_forms(value: str) -> list[str]:
@@ -118,33 +120,9 @@ def _env_literals(env: Mapping[str, str]) -> list[tuple[str, str]]:
 
 # --------------------------------------------------------------------------- token shapes
 
-# (name, pattern with an optional group "keep" for text kept in front of the secret)
-_TOKEN_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("anthropic_key", r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,400}"),
-    ("openai_key", r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,400}"),
-    ("github_token", r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{30,255}"),
-    ("github_token", r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,255}"),
-    ("gitlab_token",
-     r"(?<![A-Za-z0-9_-])gl(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent)-[A-Za-z0-9_-]{20,255}"),
-    ("slack_token", r"(?<![A-Za-z0-9_-])xox[abposre]-[A-Za-z0-9-]{10,255}"),
-    ("aws_access_key", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
-    ("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{10,4000}"),
-    ("bearer", r"(?P<keep>\b[Bb]earer[ \t]{1,10})[A-Za-z0-9._~+/=-]{12,4000}"),
-    ("basic_auth",
-     r"(?P<keep>\b(?i:authorization)[\"']?[ \t]{0,10}[:=][ \t]{0,10}[\"']?(?i:basic)[ \t]{1,10})"
-     r"[A-Za-z0-9+/=]{8,4000}"),
-    ("cli_secret", r"(?P<keep>(?<![\w-])--?(?i:password|passwd|token|secret|api-key|apikey)(?:=|[ \t]{1,10}))"
-                   r"(?![\"'$%{\[-])[^\s\"']{4,400}"),
-    ("url_password", r"(?P<keep>[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s/:@\"'<>]{1,200}:)[^\s/@\"'<>]{1,400}(?=@)"),
-    # .netrc: `machine h login u password p` on one line, or `password p` alone on its line
-    ("netrc_password", r"(?P<keep>\b(?:machine|login)[ \t]+\S{1,200}[ \t]+(?:password|passwd)[ \t]+)"
-                       r"\S{1,400}"),
-    # (a numbered listing's `   3\t` and a diff's `+`/`-` prefix count as the line start)
-    ("netrc_password", r"(?P<keep>(?:^|(?<=\n))[+ -]?[ \t]*(?:\d{1,9}[ \t:|]+)?[ \t]*"
-                       r"(?:password|passwd)[ \t]+)\S{1,400}(?=[ \t]*(?:\r?\n|$))"),
-    # Docker's config.json: `"auth": "<base64 of user:password>"`
-    ("docker_auth", r"(?P<keep>[\"']auth[\"'][ \t]{0,10}:[ \t]{0,10}[\"'])[A-Za-z0-9+/=]{8,4000}"),
-)
+# (name, pattern with an optional group "keep" for text kept in front of the secret): the table
+# lives in `secret_shapes`, with the decisions on what is deliberately not redacted.
+_TOKEN_PATTERNS = TOKEN_PATTERNS
 
 _ASSIGN_KEY = (
     r"(?i:pass(?:word|wd|phrase)|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key"
@@ -161,13 +139,59 @@ _CODE_LIKE_RE = re.compile(r"[(\[]|^[A-Za-z_][A-Za-z_.]*$|^[\d.,_+-]+$")
 
 
 def _assignment(m: re.Match[str]) -> str:
-    if m.group(1) is not None:
+    # (.NET strong names print `PublicKeyToken=b77a5c561934e089`: public, and in every TRX file)
+    if m.group(1) is not None or m.string[max(0, m.start() - 9):m.start()].lower() == "publickey":
         return m.group(0)
     if m.group("quoted") is not None:
         return f"{m.group('key')}{m.group('q')}{marker('assignment')}{m.group('q')}"
     if _CODE_LIKE_RE.search(m.group("bare")):
         return m.group(0)
     return m.group("key") + marker("assignment")
+
+
+# `<name>=<value>` in env, YAML, JSON, .tfvars and C# style, `<Name>value</Name>` in XML and
+# `key="Name" value="..."` in .NET config: the value is redacted when the name is secret-looking
+# (`secret_shapes.secret_name`) and the value reads like a generated secret (`secret_like`).
+_NAMED_RE = re.compile(
+    rf"({_MARKER})"
+    r"|(?<![A-Za-z0-9_.$-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,80})"
+    r"(?P<sep>[\"']?[ \t]{0,10}(?::|=(?![=>~]))[ \t]{0,10}@?)"
+    r"(?:(?P<q>[\"'])(?P<quoted>[^\"'\n\\]{12,400})(?P=q)|(?P<bare>[^\s\"'`,;&<>\[\]]{12,400}))"
+)
+_XML_ELEMENT_RE = re.compile(
+    r"(?P<keep><(?P<name>[A-Za-z_][\w.-]{0,80})>)(?P<value>[^<\s]{12,400})(?=</(?P=name)>)"
+)
+_XML_KEY_VALUE_RE = re.compile(
+    r"(?P<keep>\bkey=\"(?P<name>[^\"\n]{1,80})\"[ \t]{1,10}value=\")(?P<value>[^\"\n]{12,400})(?=\")"
+)
+
+
+def _named(m: re.Match[str]) -> str:
+    if m.group(1) is not None or not secret_name(m.group("name")):
+        return m.group(0)
+    if m.group("quoted") is not None:
+        if "[REDACTED:" in m.group("quoted") or not secret_like(m.group("quoted")):
+            return m.group(0)
+        return f"{m.group('name')}{m.group('sep')}{m.group('q')}{marker('named_secret')}{m.group('q')}"
+    if not secret_like(m.group("bare")) or m.string[m.end():m.end() + 1] in ("[", "("):
+        return m.group(0)  # (followed by `[` or `(`: an expression, `token = headers["X"]`)
+    return m.group("name") + m.group("sep") + marker("named_secret")
+
+
+def _named_xml(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if secret_name(m.group("name")) and secret_like(value) and "[REDACTED:" not in value:
+        return m.group("keep") + marker("named_secret")
+    return m.group(0)
+
+
+_URL_USER_RE = re.compile(rf"({_MARKER})|{URL_USER_RE}")
+
+
+def _url_user(m: re.Match[str]) -> str:
+    if m.group(1) is not None or not secret_like(m.group("user")):
+        return m.group(0)
+    return m.group("keep") + marker("url_user")
 
 
 def _compile_token(name: str, pattern: str) -> tuple[re.Pattern[str], Callable[[re.Match[str]], str]]:
@@ -183,7 +207,9 @@ def _compile_token(name: str, pattern: str) -> tuple[re.Pattern[str], Callable[[
     return regex, replace
 
 
-_TOKENS = tuple(_compile_token(name, pattern) for name, pattern in _TOKEN_PATTERNS)
+Rule = tuple[tuple[str, ...], re.Pattern[str], Callable[[re.Match[str]], str]]
+_TOKENS: tuple[Rule, ...] = tuple((hint_words(name, pattern), *_compile_token(name, pattern))
+                                  for name, pattern in _TOKEN_PATTERNS)
 
 _KEY_BEGIN_RE = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_END_RE = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -262,11 +288,44 @@ class Redactor:
                 return _per_line(m.group(2), marker(names[m.group(2)]))
 
             text = self._literal_re.sub(literal, text)
-        for regex, replace in _TOKENS:
-            text = regex.sub(replace, text)
-        return _ASSIGN_RE.sub(_assignment, text)
+        return "".join(_redact_shapes(chunk) for chunk in _chunks(text))
 
     __call__ = redact
+
+
+_CHUNK_CHARS = 16_384
+_SHAPE_RULES: tuple[Rule, ...] = (
+    *_TOKENS,
+    (("://",), _URL_USER_RE, _url_user),
+    (("pass", "secret", "token", "key", "credential"), _ASSIGN_RE, _assignment),
+    (("</",), _XML_ELEMENT_RE, _named_xml),
+    (("key=",), _XML_KEY_VALUE_RE, _named_xml),
+    (("key", "secret", "token", "credential", "pass", "pw", "dsn", "cert", "conn", "signing"), _NAMED_RE,
+     _named),
+)
+
+
+def _chunks(text: str) -> list[str]:
+    """`text` in pieces of about 16 KiB cut after a newline: every shape is line-local."""
+    out = []
+    pos = 0
+    while pos < len(text):
+        cut = text.find("\n", pos + _CHUNK_CHARS)
+        end = len(text) if cut < 0 else cut + 1
+        out.append(text[pos:end])
+        pos = end
+    return out
+
+
+def _redact_shapes(chunk: str) -> str:
+    """Each rule runs only on a chunk that holds one of its hint words (`str.find` scans at memory
+    speed; Python's regex engine pays per position, and most of a build log names no secret)."""
+    low = chunk.lower()
+    for hints, regex, replace in _SHAPE_RULES:
+        if not hints or any(h in low for h in hints):
+            chunk = regex.sub(replace, chunk)
+            low = chunk.lower() if "[REDACTED:" in chunk else low
+    return chunk
 
 
 # --------------------------------------------------------------------------- untrusted text

@@ -100,7 +100,7 @@ def test_private_key_blocks_whole_and_truncated() -> None:
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ("Password=Sup3r-Secret!;Server=db", "Password=[REDACTED:assignment];Server=db"),
+        ("Password=Sup3r-Secret!;Server=db", "Password=[REDACTED:connection_password];Server=db"),
         ('DB_PASSWORD: "correct horse"', 'DB_PASSWORD: "[REDACTED:assignment]"'),
         ('{"api_key": "a1b2c3d4e5"}', '{"api_key": "[REDACTED:assignment]"}'),
         ("GET /cb?token=abc123XYZ&next=1", "GET /cb?token=[REDACTED:assignment]&next=1"),
