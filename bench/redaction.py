@@ -49,6 +49,7 @@ def speed(path: Path, sample_mb: int) -> None:
     start = time.perf_counter()
     out = redactor.redact(data)
     took = time.perf_counter() - start
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"ours: {size_mb:.1f} MB in {took:.2f} s ({size_mb / took:.1f} MB/s), "
           f"{len(_MARKER_RE.findall(out))} markers, peak RSS {_peak_mb():.0f} MB (text held in memory)")
     del out
@@ -62,6 +63,7 @@ def speed(path: Path, sample_mb: int) -> None:
             found += sum(1 for _ in scan_line(line))
         took = time.perf_counter() - start
     mb = len(sample.encode()) / 1e6
+    print(f"load average {os.getloadavg()[0]:.1f}")
     print(f"detect-secrets 1.5 (default plugins, scan_line): {mb:.1f} MB ({len(lines)} lines) in "
           f"{took:.2f} s ({mb / took:.2f} MB/s; 100 MB would take ~{100 / (mb / took):.0f} s), "
           f"{found} findings")

@@ -296,7 +296,7 @@ class Redactor:
 _CHUNK_CHARS = 16_384
 _SHAPE_RULES: tuple[Rule, ...] = (
     *_TOKENS,
-    (("://",), _URL_USER_RE, _url_user),
+    (("@",), _URL_USER_RE, _url_user),
     (("pass", "secret", "token", "key", "credential"), _ASSIGN_RE, _assignment),
     (("</",), _XML_ELEMENT_RE, _named_xml),
     (("key=",), _XML_KEY_VALUE_RE, _named_xml),

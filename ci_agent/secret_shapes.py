@@ -164,7 +164,7 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "square_token": ("eaaa", "sq0atp-", "sq0csp-"), "braintree_token": ("access_token$",),
     "sendgrid_key": ("sg.",), "mailgun_key": ("key-",), "mailchimp_key": ("-us",), "npm_token": ("npm_",),
     "pypi_token": ("pypi-age",), "jwt": ("eyj",), "bearer": ("bearer",), "basic_auth": ("authorization",),
-    "cli_secret": ("-pass", "-token", "-secret", "-api", "-apikey"), "url_password": ("://",),
+    "cli_secret": ("-pass", "-token", "-secret", "-api", "-apikey"), "url_password": ("@",),
     "connection_password": ("password", "pwd"), "kubeconfig_key": ("client-key-data",),
     "netrc_password": ("passw",), "docker_auth": ("auth",),
 }
