@@ -3,9 +3,10 @@ service), over every workflow template, what `ci-agent init` writes, and both ac
 besides check-jsonschema and zizmor (test_action_files.py, test_command_files.py). Since 0.3.61
 the package parses action.yml metadata too (`parseAction`), so both kinds go through it.
 
-It is pinned in tests/github/node/package.json + package-lock.json and installed by `.ci/run`
-(`npm ci` in that folder). Missing outside CI: the tests skip, saying how to install it. Missing in
-CI (`CI=true`): they fail, since a skipped parser would prove nothing while looking green."""
+It is pinned in tests/github/node/package.json + package-lock.json and installed by
+`tests/install-tools`, part of the README's test command (`npm ci` in that folder).
+Missing outside CI: the tests skip, saying how to install it. Missing in CI (`CI=true`):
+they fail, since a skipped parser would prove nothing while looking green."""
 
 from __future__ import annotations
 

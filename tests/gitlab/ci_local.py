@@ -1,10 +1,10 @@
 """`gitlab-ci-local` (https://github.com/firecow/gitlab-ci-local), a GitLab CI emulator no one here
 wrote, run on a sample project that includes our files with `include: local` + `inputs`.
 
-.ci/run installs the pinned version from the npm registry (4.74+ needs a newer Node than Debian's;
-4.70.1 needs `rsync` for `--shell-isolation`). Missing outside CI: the tests skip. Missing in CI
-(`CI=true`): they fail, since a skipped emulator would prove nothing while looking green.
-"""
+tests/install-tools (part of the README's test command) installs the pinned version from the npm
+registry (4.74+ needs a newer Node than Debian's; 4.70.1 needs `rsync` for `--shell-isolation`).
+Missing outside CI: the tests skip. Missing in CI (`CI=true`): they fail, since a skipped emulator
+would prove nothing while looking green."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def binary() -> str:
     found = shutil.which("gitlab-ci-local")
     in_ci = os.environ.get("CI") == "true"
     if found is None:
-        message = (f"gitlab-ci-local is not installed (npm install -g gitlab-ci-local@{VERSION}, as .ci/run "
-                   "does)")
+        message = (f"gitlab-ci-local is not installed (npm install -g gitlab-ci-local@{VERSION}, "
+                   "as tests/install-tools does)")
         if in_ci:
             pytest.fail(message + "; in CI this must not be skipped")
         pytest.skip(message)
