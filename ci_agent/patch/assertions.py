@@ -60,7 +60,7 @@ _TEST_ATTRIBUTE = re.compile(r"^\s*\[\s*(Fact|Theory|Test|TestMethod|TestCase|Da
 
 
 def _message(fp: FilePatch, line: Line, what: str, how: str = _HOW) -> str:
-    return f"`{fp.path}` line {line.number}: {what} (`{line.text.strip()[:80]}`). {how}"
+    return lines.message(fp, line, what, how)
 
 
 def _early_return(fp: FilePatch, test_file: bool) -> Line | None:

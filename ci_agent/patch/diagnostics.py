@@ -50,10 +50,6 @@ _STRICTNESS_ON = re.compile(
 )
 
 
-def _message(fp: FilePatch, line: Line, what: str, how: str) -> str:
-    return f"`{fp.path}` line {line.number}: {what} (`{line.text.strip()[:80]}`). {how}"
-
-
 def _suppressions(fp: FilePatch) -> Line | None:
     lint_config = bool(_LINT_CONFIG.search(fp.path))
     for line in lines.added(fp):
@@ -67,7 +63,7 @@ def suppression_rejections(fp: FilePatch) -> list[Rejection]:
     hit = _suppressions(fp)
     if hit is None:
         return []
-    return [Rejection("gate.warning_suppressed", fp.path, _message(
+    return [Rejection("gate.warning_suppressed", fp.path, lines.message(
         fp, hit, "the patch suppresses a warning or error", "Fix the code the diagnostic is about "
         "instead of silencing it."))]
 
@@ -84,7 +80,7 @@ def strictness_rejections(fp: FilePatch) -> list[Rejection]:
         hit = on_removed[0]
     if hit is None:
         return []
-    return [Rejection("gate.strictness_lowered", fp.path, _message(
+    return [Rejection("gate.strictness_lowered", fp.path, lines.message(
         fp, hit, "the patch lowers the compiler's or analyzers' strictness", "Keep "
         "TreatWarningsAsErrors (unconditional, literally `true`), nullable checks and analyzers as "
         "they are, and fix the code they report."))]

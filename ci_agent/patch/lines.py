@@ -21,27 +21,30 @@ class Line:
 
 
 def added(fp: FilePatch) -> list[Line]:
-    out: list[Line] = []
-    for hunk in fp.hunks:
-        number = hunk.new_start
-        for line in hunk.lines:
-            if line[:1] == "+":
-                out.append(Line(number, line[1:].rstrip("\r")))
-            if line[:1] in ("+", " "):
-                number += 1
-    return out
+    """The added lines, numbered as in the new file."""
+    return _one_side(fp, "+")
 
 
 def removed(fp: FilePatch) -> list[Line]:
+    """The removed lines, numbered as in the old file."""
+    return _one_side(fp, "-")
+
+
+def _one_side(fp: FilePatch, mark: str) -> list[Line]:
     out: list[Line] = []
     for hunk in fp.hunks:
-        number = hunk.old_start
+        number = hunk.new_start if mark == "+" else hunk.old_start
         for line in hunk.lines:
-            if line[:1] == "-":
+            if line[:1] == mark:
                 out.append(Line(number, line[1:].rstrip("\r")))
-            if line[:1] in ("-", " "):
+            if line[:1] in (mark, " "):
                 number += 1
     return out
+
+
+def message(fp: FilePatch, line: Line, what: str, how: str) -> str:
+    """A gate's rejection text: where (file and line), what the line does, how to comply."""
+    return f"`{fp.path}` line {line.number}: {what} (`{line.text.strip()[:80]}`). {how}"
 
 
 def new_side(fp: FilePatch) -> Iterator[tuple[bool, Line]]:

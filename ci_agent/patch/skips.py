@@ -92,10 +92,6 @@ _BUILD_SCRIPT = re.compile(
 )
 
 
-def _message(fp: FilePatch, line: Line, what: str, how: str) -> str:
-    return f"`{fp.path}` line {line.number}: {what} (`{line.text.strip()[:80]}`). {how}"
-
-
 def _conditional_test_regions(fp: FilePatch, test_file: bool) -> Line | None:
     """An added `#if` on a symbol that is not a target framework, in a test file or next to a
     test: `#if false` and `#if DEBUG_NEVER` compile the tests out."""
@@ -124,18 +120,18 @@ def skip_rejections(fp: FilePatch, test_file: bool) -> list[Rejection]:
         if hit is None and block is not None:
             hit = lines.first(added, _SKIP_ARGUMENT) or Line(block.number, " ".join(block.text.split()))
     if hit is not None:
-        out.append(Rejection("gate.test_skip", p, _message(fp, hit, "the patch skips or disables a test",
+        out.append(Rejection("gate.test_skip", p, lines.message(fp, hit, "the patch skips or disables a test",
                                                            _HOW)))
     elif (commented := lines.first(added, COMMENTED_TEST)) is not None:
-        out.append(Rejection("gate.test_skip", p, _message(
+        out.append(Rejection("gate.test_skip", p, lines.message(
             fp, commented, "the patch comments out a test", "Keep the test attribute (or function) "
             "as code. " + _HOW)))
     elif dotnet and (cond := _conditional_test_regions(fp, test_file)) is not None:
-        out.append(Rejection("gate.test_skip", p, _message(
+        out.append(Rejection("gate.test_skip", p, lines.message(
             fp, cond, "the patch wraps tests in conditional compilation, which can compile them out",
             "Leave tests unconditional. " + _HOW)))
     elif p.endswith(".py") and (hook := lines.first(added, _COLLECTION_HOOK)) is not None:
-        out.append(Rejection("gate.test_filter", p, _message(
+        out.append(Rejection("gate.test_filter", p, lines.message(
             fp, hook, "the patch changes which tests pytest collects or how their results count",
             _HOW_FILTER)))
     return out
@@ -155,13 +151,13 @@ def filter_rejections(fp: FilePatch) -> list[Rejection]:
         if hit is None:  # `<IsTestProject>true</IsTestProject>` removed
             hit = lines.first(lines.removed(fp), _TEST_PROJECT_ON)
     if hit is not None:
-        out.append(Rejection("gate.test_filter", p, _message(
+        out.append(Rejection("gate.test_filter", p, lines.message(
             fp, hit, "the patch changes which tests run", _HOW_FILTER)))
     # `$(git describe || true)` captures a value; `pytest || true` hides a failure
     ignored = next((a for a in added if _IGNORED_RESULT.search(_SUBSTITUTION.sub("", a.text))), None) \
         if _BUILD_SCRIPT.search(p) else None
     if ignored is not None:
-        out.append(Rejection("gate.test_result_ignored", p, _message(
+        out.append(Rejection("gate.test_result_ignored", p, lines.message(
             fp, ignored, "the patch makes a failing command count as success", "Let the build and "
             "test commands fail when they fail, and fix what makes them fail.")))
     return out
