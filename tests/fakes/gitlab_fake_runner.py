@@ -10,23 +10,12 @@ fix job sees exactly what the test job left, with no step in between.
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.archives import zip_folder
 from tests.fakes.gitlab_fake import GitLabFake
 from tests.fakes.gitlab_fake_routes import Call, FakeJob, Reply
-
-
-def zip_folder(root: Path) -> bytes:
-    """The artifacts archive as GitLab stores it: paths relative to the project directory."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as archive:
-        for path in sorted(root.rglob("*")):
-            if path.is_file():
-                archive.write(path, path.relative_to(root).as_posix())
-    return buf.getvalue()
 
 
 class RunnerBackedGitLabFake(GitLabFake):

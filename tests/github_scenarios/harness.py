@@ -15,14 +15,12 @@ recorded in the fake (conclusion success/failure), so the next workflow_run job 
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import os
 import shlex
 import subprocess
 import sys
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +31,7 @@ import pytest
 import ci_agent
 from ci_agent.main import main
 from tests.fakes.anthropic_fake import AnthropicFake
+from tests.fakes.archives import zip_folder
 from tests.github_scenarios.fake_site import (
     SERVER_URL,
     SiteFake,
@@ -157,15 +156,6 @@ def timestamped(text: str, when: str = "2026-12-02T16:00:00.0000000Z") -> bytes:
     return "".join(f"{when} {line}\n" for line in text.splitlines()).encode()
 
 
-def zip_of(root: Path) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as archive:
-        for path in sorted(root.rglob("*")):
-            if path.is_file():
-                archive.write(path, path.relative_to(root).as_posix())
-    return buf.getvalue()
-
-
 @dataclass
 class World:
     tmp: Path
@@ -242,7 +232,7 @@ class World:
                     + ("" if done.returncode == 0 else
                        f"##[error]Process completed with exit code {done.returncode}.\n"))
         results = clone / "test-results"
-        artifacts = [("test-results", zip_of(results))] if results.is_dir() else []
+        artifacts = [("test-results", zip_folder(results))] if results.is_dir() else []
         job_id = self.github.add_ci_run(run_id, head_branch=branch, head_sha=sha, conclusion=conclusion,
                                         log=timestamped(log_text), artifacts=artifacts, event=event,
                                         pull_requests=pull_requests)
@@ -412,3 +402,24 @@ def same_repo_pr(world: World, number: int, branch: str) -> dict[str, Any]:
     """The `workflow_run.pull_requests` entry of a same-repository PR from `branch` into main."""
     return run_pull_request(world.github.full_name, number, branch, world.origin_tip(branch) or "",
                             "main", world.origin_tip("main") or "")
+
+
+def open_person_pr(world: World, branch: str = "feature/stars", push: bool = True) -> None:
+    """PR #1: a person's open same-repository PR from `branch` into main, `branch` pushed from
+    main's tip unless `push` is false; the fake numbers the PRs opened after it from 2."""
+    if push:
+        world.repo.git("push", "-q", "origin", f"main:refs/heads/{branch}")
+    world.github.pulls[1] = {"number": 1, "state": "open", "title": "Stars", "body": "", "draft": False,
+                             "head": branch, "base": "main", "user": "octocat", "labels": []}
+    world.github._numbers = iter(range(2, 100))  # type: ignore[assignment]
+
+
+def refuse_rewinds(world: World) -> None:
+    """Origin refuses to delete or rewind any branch (a pre-receive hook), as a protected-branch
+    rule or an outage would: a push taken back cannot be taken back."""
+    hook = world.repo.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nwhile read old new ref; do\n"
+                    "  case $new in 0000000000000000000000000000000000000000) exit 1;; esac\n"
+                    "  if [ $old != 0000000000000000000000000000000000000000 ] && "
+                    "! git merge-base --is-ancestor $old $new; then exit 1; fi\ndone\n")
+    hook.chmod(0o755)

@@ -12,6 +12,7 @@ from tests.github_scenarios.harness import (
     USER_TOKEN,
     CiRun,
     World,
+    refuse_rewinds,
 )
 from tests.github_scenarios.steps import (
     answer,
@@ -130,12 +131,7 @@ def test_an_attempt_left_without_its_pr_gets_it_from_the_rerun(world: World) -> 
     """When even taking the push back fails (here origin refuses to delete or rewind branches, as
     a protected-branch rule or an outage would), the attempt stays orphaned; the rerun opens its
     PR from the pushed commit without asking the model again."""
-    hook = world.repo.origin / "hooks" / "pre-receive"
-    hook.write_text("#!/bin/sh\nwhile read old new ref; do\n"
-                    "  case $new in 0000000000000000000000000000000000000000) exit 1;; esac\n"
-                    "  if [ $old != 0000000000000000000000000000000000000000 ] && "
-                    "! git merge-base --is-ancestor $old $new; then exit 1; fi\ndone\n")
-    hook.chmod(0o755)
+    refuse_rewinds(world)
     world.inputs["github_token"] = USER_TOKEN
     world.github.inject(forbidden("pull_requests=write"), path=r"/pulls$", method="POST", times=1)
     answer(world, "broken", "fix")

@@ -5,7 +5,7 @@ callout naming the file, read back from the GitHub fake as a reviewer would see 
 from __future__ import annotations
 
 from tests.fakes.github_fake import forbidden
-from tests.github_scenarios.harness import ROOT_CAUSE, SUMMARY, USER_TOKEN, World
+from tests.github_scenarios.harness import ROOT_CAUSE, SUMMARY, USER_TOKEN, World, refuse_rewinds
 from tests.github_scenarios.steps import diff, version
 from tests.scenarios import model_scripts as model
 
@@ -50,12 +50,7 @@ def test_a_plain_fix_has_neither_label_nor_callout(world: World) -> None:
 def test_an_orphaned_build_time_attempt_keeps_its_flag_when_the_rerun_opens_its_pr(world: World) -> None:
     """The job pushed the attempt but could not open the PR nor take the push back; the rerun
     opens the PR from the pushed commit, and reads the build-time edit back from it."""
-    hook = world.repo.origin / "hooks" / "pre-receive"
-    hook.write_text("#!/bin/sh\nwhile read old new ref; do\n"
-                    "  case $new in 0000000000000000000000000000000000000000) exit 1;; esac\n"
-                    "  if [ $old != 0000000000000000000000000000000000000000 ] && "
-                    "! git merge-base --is-ancestor $old $new; then exit 1; fi\ndone\n")
-    hook.chmod(0o755)
+    refuse_rewinds(world)
     world.inputs["github_token"] = USER_TOKEN
     world.github.inject(forbidden("pull_requests=write"), path=r"/pulls$", method="POST", times=1)
     world.api.reply(model.submit_patch(diff(version(world, "broken"), version(world, "fix")) + NEW_CONFTEST,

@@ -16,6 +16,7 @@ from tests.github_scenarios.harness import (
     FIX_BRANCH,
     USER_TOKEN,
     World,
+    open_person_pr,
 )
 from tests.github_scenarios.steps import (
     answer,
@@ -125,12 +126,8 @@ def test_inline_step_after_a_failed_test_step(world: World) -> None:
 
 def test_inline_on_a_pull_request_comments_on_the_source_pr_too(world: World) -> None:
     world.inputs["github_token"] = USER_TOKEN
-    world.repo.git("push", "-q", "origin", "main:refs/heads/feature/stars")
+    open_person_pr(world)
     source = 1
-    world.github.pulls[source] = {"number": source, "state": "open", "title": "Stars", "body": "",
-                                  "draft": False, "head": "feature/stars", "base": "main",
-                                  "user": "octocat", "labels": []}
-    world.github._numbers = iter(range(2, 100))  # type: ignore[assignment]
     answer(world, "broken", "fix")
 
     run = world.inline("feature/stars", event="pull_request", pr=source)

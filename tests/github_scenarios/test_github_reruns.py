@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ci_agent.errors import ExitCode
 from tests.fakes.anthropic_fake import Fault
-from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World, same_repo_pr
+from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World, open_person_pr, same_repo_pr
 from tests.github_scenarios.steps import (
     answer,
     assert_fix_pr_outputs,
@@ -59,10 +59,7 @@ def test_inline_mode_on_the_fix_branch_carries_on(world: World) -> None:
 
 def test_the_source_pull_request_gets_the_status_comment_too(world: World) -> None:
     world.inputs["github_token"] = USER_TOKEN
-    world.repo.git("push", "-q", "origin", "main:refs/heads/feature/stars")
-    world.github.pulls[1] = {"number": 1, "state": "open", "title": "Stars", "body": "", "draft": False,
-                             "head": "feature/stars", "base": "main", "user": "octocat", "labels": []}
-    world.github._numbers = iter(range(2, 100))  # type: ignore[assignment]
+    open_person_pr(world)
     ci = world.ci("feature/stars", pull_requests=[same_repo_pr(world, 1, "feature/stars")],
                   event="pull_request")
     answer(world, "broken", "fix")

@@ -15,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.github_scenarios.harness import ROOT_CAUSE, SUMMARY, USER_TOKEN, World, same_repo_pr
+from tests.github_scenarios.harness import (
+    ROOT_CAUSE,
+    SUMMARY,
+    USER_TOKEN,
+    World,
+    open_person_pr,
+    same_repo_pr,
+)
 from tests.github_scenarios.steps import RATINGS, answer, diff, model_calls, the_status_comment, version
 from tests.scenarios import model_scripts as model
 from tests.scenarios.sample_repos import git
@@ -62,17 +69,11 @@ def system_text(world: World) -> str:
     return json.dumps([r["system"] for r in world.api.message_requests])
 
 
-def _open_pr(world: World, branch: str) -> None:
-    world.github.pulls[1] = {"number": 1, "state": "open", "title": "Stars", "body": "", "draft": False,
-                             "head": branch, "base": "main", "user": "octocat", "labels": []}
-    world.github._numbers = iter(range(2, 100))  # type: ignore[assignment]
-
-
 def test_a_pull_requests_config_has_no_effect_until_merged(world: World, tmp_path: Path) -> None:
     canary = tmp_path / "verify-ran"
     commit_file(world, "main", ".ci-agent.yml", f"notes:\n  - \"{MAIN_NOTE}\"\n")
     commit_file(world, "feature/stars", ".ci-agent.yml", hostile_config(canary), new_branch=True)
-    _open_pr(world, "feature/stars")
+    open_person_pr(world, "feature/stars", push=False)
     world.inputs["github_token"] = USER_TOKEN
     ci = world.ci("feature/stars", pull_requests=[same_repo_pr(world, 1, "feature/stars")],
                   event="pull_request")
@@ -102,7 +103,7 @@ def test_a_config_only_the_branch_has_leaves_the_defaults(world: World, tmp_path
     """The default branch has no `.ci-agent.yml`: the defaults apply, even though the branch adds one."""
     canary = tmp_path / "verify-ran"
     commit_file(world, "feature/stars", ".ci-agent.yml", hostile_config(canary), new_branch=True)
-    _open_pr(world, "feature/stars")
+    open_person_pr(world, "feature/stars", push=False)
     world.inputs["github_token"] = USER_TOKEN
     ci = world.ci("feature/stars", pull_requests=[same_repo_pr(world, 1, "feature/stars")],
                   event="pull_request")
@@ -124,7 +125,7 @@ def test_a_config_input_file_is_read_from_the_default_branch_too(world: World) -
     commit_file(world, "main", ".github/ci-agent.yml", f"notes:\n  - \"{MAIN_NOTE}\"\n")
     commit_file(world, "feature/stars", ".github/ci-agent.yml", f"notes:\n  - \"{PR_NOTE}\"\n",
                 new_branch=True)
-    _open_pr(world, "feature/stars")
+    open_person_pr(world, "feature/stars", push=False)
     world.inputs.update(github_token=USER_TOKEN, config="./.github/ci-agent.yml")
     ci = world.ci("feature/stars", pull_requests=[same_repo_pr(world, 1, "feature/stars")],
                   event="pull_request")

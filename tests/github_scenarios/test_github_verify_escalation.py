@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ci_agent.forge.base import parse_marker
 from tests.fakes.github_fake import forbidden
-from tests.github_scenarios.harness import USER_TOKEN, World, same_repo_pr
+from tests.github_scenarios.harness import USER_TOKEN, World, open_person_pr, same_repo_pr
 from tests.github_scenarios.steps import (
     WRONG_ORDER,
     WRONG_SUMMARIES,
@@ -84,10 +84,7 @@ def test_no_pull_request_anywhere_escalates_once_on_the_failing_commit(world: Wo
 
 def test_the_failing_branchs_pull_request_gets_the_escalation_and_the_label(world: World) -> None:
     _three_wrong_answers(world)
-    world.repo.git("push", "-q", "origin", "main:refs/heads/feature/stars")
-    world.github.pulls[1] = {"number": 1, "state": "open", "title": "Stars", "body": "", "draft": False,
-                             "head": "feature/stars", "base": "main", "user": "octocat", "labels": []}
-    world.github._numbers = iter(range(2, 100))  # type: ignore[assignment]
+    open_person_pr(world)
     ci = world.ci("feature/stars", pull_requests=[same_repo_pr(world, 1, "feature/stars")],
                   event="pull_request")
 

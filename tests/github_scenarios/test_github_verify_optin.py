@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ci_agent.forge.base import parse_marker
 from ci_agent.main import main
-from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World, same_repo_pr
+from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World, open_person_pr, same_repo_pr
 from tests.github_scenarios.steps import answer, assert_fix_pr_outputs, model_calls, the_status_comment
 from tests.scenarios.sample_repos import git
 
@@ -87,10 +87,7 @@ def test_verify_input_naming_a_script_the_repository_lacks_costs_nothing(world: 
 
 
 def _pr_world(world: World) -> None:
-    world.repo.git("push", "-q", "origin", "main:refs/heads/feature/stars")
-    world.github.pulls[1] = {"number": 1, "state": "open", "title": "Stars", "body": "", "draft": False,
-                             "head": "feature/stars", "base": "main", "user": "octocat", "labels": []}
-    world.github._numbers = iter(range(2, 100))  # type: ignore[assignment]
+    open_person_pr(world)
 
 
 def test_a_verify_that_cannot_run_is_recorded_and_the_rerun_pays_nothing(world: World,

@@ -39,8 +39,9 @@ import pytest
 import ci_agent
 from ci_agent.main import main
 from tests.fakes.anthropic_fake import AnthropicFake
+from tests.fakes.archives import zip_folder
 from tests.fakes.gitlab_fake import FakeJob, GitLabFake
-from tests.github_scenarios.harness import API_KEY, CI_COMMAND, FIX_BRANCH, zip_of
+from tests.github_scenarios.harness import API_KEY, CI_COMMAND, FIX_BRANCH
 from tests.gitlab.gitlab_ci import job_when, render
 from tests.scenarios.sample_repos import SampleRepo, git, run
 
@@ -226,13 +227,13 @@ class World:
             for path in results.iterdir():
                 (staged / "test-results" / path.name).write_bytes(path.read_bytes())
         _stage(staged, test_files or {})
-        archive = zip_of(staged) if results.is_dir() or test_files else None
+        archive = zip_folder(staged) if results.is_dir() or test_files else None
         lint_trace = runner_trace("ruff check .", "All checks passed!\n", 0, tip, branch)
         lint_archive = None
         if lint_files:
             lint_staged = self.tmp / "runner" / f"artifacts-{next(self._clones)}"
             _stage(lint_staged, lint_files)
-            lint_archive = zip_of(lint_staged)
+            lint_archive = zip_folder(lint_staged)
         lint = FakeJob("lint", "success", lint_trace, lint_archive, stage="build")
         test = FakeJob("test", status, trace, archive)
         pipeline_id = self.gitlab.add_pipeline(branch, tip, status, [lint, test], source=source)
