@@ -45,8 +45,8 @@ def _distill_and_render(path: str, parsed: Any) -> str | None:
 
     try:
         from ci_agent.distill import Input, distill, resolve_root
-        from ci_agent.model import SourceInfo
         from ci_agent.render.text import render_llm
+        from ci_agent.report import SourceInfo
     except ImportError:
         return None
     inputs = [Input(SourceInfo(path, parsed.format, os.path.getsize(path)), parsed)]

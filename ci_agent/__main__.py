@@ -1,5 +1,5 @@
 import sys
 
-from ci_agent.main import main
+from ci_agent.cli.main import main
 
 sys.exit(main())

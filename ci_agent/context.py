@@ -26,10 +26,10 @@ from pathlib import Path
 from ci_agent.config import ContextSettings
 from ci_agent.git import GitError, git
 from ci_agent.gitfacts import commit_diff, read_status, split_file_diffs, summarize_status
-from ci_agent.model import Report, Severity
 from ci_agent.patch.policy import glob_match
 from ci_agent.paths import RepoPaths, parse_frame
 from ci_agent.redact import fence, sanitize_untrusted
+from ci_agent.report import Report, Severity
 
 Redact = Callable[[str], str]
 

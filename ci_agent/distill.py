@@ -11,17 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ci_agent.model import (
-    Diagnostic,
-    ParseResult,
-    Report,
-    ReportDiagnostic,
-    ReportFailure,
-    Severity,
-    SourceInfo,
-    TestCase,
-    TestCounts,
-)
 from ci_agent.paths import (
     RepoPaths,
     choose_repo_root,
@@ -33,6 +22,17 @@ from ci_agent.paths import (
     join_dir,
     parse_frame,
     project_frames,
+)
+from ci_agent.report import (
+    Diagnostic,
+    ParseResult,
+    Report,
+    ReportDiagnostic,
+    ReportFailure,
+    Severity,
+    SourceInfo,
+    TestCase,
+    TestCounts,
 )
 
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

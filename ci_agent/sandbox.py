@@ -1,5 +1,5 @@
 """The only place that knows how untrusted code runs: every build / verify / test command
-ci-agent starts (ci_agent/collect.py) runs here, because after a patch it is code a model wrote.
+ci-agent starts (ci_agent/engine/collect.py) runs here, because after a patch it is code a model wrote.
 
 As root (the image, GitLab's Docker executor) the command runs as the unprivileged user
 `ci-agent-sandbox` (created when absent; a fixed numeric id when that fails) with no supplementary
@@ -197,7 +197,7 @@ def _sandbox_parent() -> str:
 
 
 def _in_place(workdir: Path, globs: Sequence[str]) -> list[str]:
-    from ci_agent.commands.distill import expand_inputs
+    from ci_agent.cli.distill import expand_inputs
 
     relative = [str(workdir / g) for g in globs if not os.path.isabs(g)]
     return expand_inputs(relative, sys.stderr)

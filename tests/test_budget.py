@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ci_agent.budget import (
+from ci_agent.engine.budget import (
     AttemptRecord,
     AttemptResult,
     Event,
@@ -14,7 +14,7 @@ from ci_agent.budget import (
     failure_keys,
     fingerprint,
 )
-from ci_agent.model import Outcome, Report, ReportDiagnostic, ReportFailure, RunError, Severity, TestCounts
+from ci_agent.report import Outcome, Report, ReportDiagnostic, ReportFailure, RunError, Severity, TestCounts
 
 FAILED, PASSED, PENDING = AttemptResult.FAILED, AttemptResult.PASSED, AttemptResult.PENDING
 
@@ -144,7 +144,7 @@ def test_run_errors_fingerprint_on_their_first_line() -> None:
 
 
 def test_budget_sentence_says_a_pending_attempt_is_waiting() -> None:
-    from ci_agent.budget import budget_sentence
+    from ci_agent.engine.budget import budget_sentence
 
     pending = AttemptRecord(1, AttemptResult.PENDING, "f1", run="r1")
     failed = AttemptRecord(1, AttemptResult.FAILED, "f1", "f2", run="r1")

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from lxml import etree
 
-from ci_agent.main import main
+from ci_agent.cli.main import main
 from ci_agent.parsers import XML_PARSERS
 from tests.conftest import REPO_ROOT, SHARED_FIXTURES, shared_fixture
 

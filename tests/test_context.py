@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.commands.distill import read_inputs
+from ci_agent.cli.distill import read_inputs
 from ci_agent.config import ContextSettings
 from ci_agent.context import Context, Excerpt, bound_diff, gather_context, render_context
 from ci_agent.distill import distill, resolve_roots
 from ci_agent.git import git_ok
-from ci_agent.model import Report
 from ci_agent.proc import run
 from ci_agent.redact import FENCE_TAG, Redactor
+from ci_agent.report import Report
 
 IDENTITY = ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"]
 NO_ENV = Redactor.from_environ({})

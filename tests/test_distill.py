@@ -7,7 +7,8 @@ import json
 import pytest
 
 from ci_agent.distill import Input, distill, qualified_name, resolve_root
-from ci_agent.model import (
+from ci_agent.parsers import parse_path
+from ci_agent.report import (
     Diagnostic,
     Outcome,
     ParseResult,
@@ -17,7 +18,6 @@ from ci_agent.model import (
     TestCase,
     TestCounts,
 )
-from ci_agent.parsers import parse_path
 from tests.conftest import shared_fixture
 
 

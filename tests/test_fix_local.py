@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from ci_agent import state
-from ci_agent.budget import AttemptRecord, AttemptResult, Event, Reset, ResetReason, assess
+from ci_agent.cli.main import main
+from ci_agent.engine import state
+from ci_agent.engine.budget import AttemptRecord, AttemptResult, Event, Reset, ResetReason, assess
 from ci_agent.git import Identity
-from ci_agent.main import main
 from tests.fakes.anthropic_fake import message, tool_use, validate
 from tests.toolchain import PYTEST as TOOLCHAIN_PYTEST
 from tests.toolchain import PYTHON
@@ -101,8 +101,8 @@ def no_model() -> Any:
 
 def fix(repo: Path, *extra: str, client: Callable[[], Any] | None = None,
         env: dict[str, str] | None = None) -> int:
-    from ci_agent.commands.fix import run_fix_command
-    from ci_agent.main import build_parser
+    from ci_agent.cli.fix import run_fix_command
+    from ci_agent.cli.main import build_parser
 
     args = build_parser().parse_args(["fix", "--local", "--repo", str(repo), *extra])
     return run_fix_command(args, env=env if env is not None else {}, client_factory=client)
@@ -418,8 +418,8 @@ def test_secrets_in_the_environment_never_reach_the_model_or_the_output(
 
 
 def test_report_files_include_project_stack_frames() -> None:
-    from ci_agent.attempt import report_files
-    from ci_agent.model import Outcome, Report, ReportFailure, TestCounts
+    from ci_agent.engine.attempt import report_files
+    from ci_agent.report import Outcome, Report, ReportFailure, TestCounts
 
     frames = ("/r/shop/ratings.py:12: in average_rating", '  File "/r/shop/util.py", line 3, in f',
               "/usr/lib/python3.11/json/decoder.py:3: in decode")

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ci_agent.model import ParseResult
 from ci_agent.parsers import LOG_PARSERS, XML_PARSERS, parse_path, parse_stream
+from ci_agent.report import ParseResult
 from tests.conftest import PEAK_RSS_SNIPPET, REPO_ROOT, SHARED_FIXTURES
 
 REAL_XML_SAMPLES = [

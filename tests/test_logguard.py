@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import ci_agent
-from ci_agent.gh_output import mask_secrets
 from ci_agent.logguard import CommandGuard, emit_commands, neutralise
+from ci_agent.platforms.github.output import mask_secrets
 from tests.runner_grammar import CANARY, HOSTILE_LINES, commands, hostile_commands
 
 HOSTILE_TEXT = "\n".join(HOSTILE_LINES) + "\n"

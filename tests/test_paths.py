@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from ci_agent.distill import Input, resolve_root
-from ci_agent.model import SourceInfo
 from ci_agent.parsers import parse_path
 from ci_agent.paths import (
     RepoPaths,
@@ -21,6 +20,7 @@ from ci_agent.paths import (
     project_frames,
     relative_to,
 )
+from ci_agent.report import SourceInfo
 from tests.conftest import SHARED_FIXTURES, shared_fixture
 
 DOTNET_LOGS = SHARED_FIXTURES / "dotnet-logs"

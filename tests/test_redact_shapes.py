@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.commands.distill import read_inputs
+from ci_agent.cli.distill import read_inputs
 from ci_agent.distill import distill, resolve_roots
 from ci_agent.redact import Redactor, is_secret_name
 

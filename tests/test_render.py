@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from ci_agent.distill import Input, distill, resolve_root
-from ci_agent.model import (
+from ci_agent.parsers import XML_PARSERS, parse_path
+from ci_agent.render import render, render_github, render_json, render_llm, render_markdown
+from ci_agent.render.budget import size
+from ci_agent.render.codequality import render_codequality
+from ci_agent.render.github import escape_data, escape_property
+from ci_agent.render.junit import render_junit
+from ci_agent.report import (
     Outcome,
     ParseResult,
     Report,
@@ -26,12 +32,6 @@ from ci_agent.model import (
     TestCase,
     TestCounts,
 )
-from ci_agent.parsers import XML_PARSERS, parse_path
-from ci_agent.render import render, render_github, render_json, render_llm, render_markdown
-from ci_agent.render.budget import size
-from ci_agent.render.codequality import render_codequality
-from ci_agent.render.github import escape_data, escape_property
-from ci_agent.render.junit import render_junit
 from tests.conftest import shared_fixture
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "ci_agent" / "schemas" / "report-v1.json").read_text())

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ci_agent import sandbox
-from ci_agent.commands.doctor import WARN, check_sandbox
+from ci_agent.cli.doctor import WARN, check_sandbox
 from ci_agent.errors import CiAgentError
 from ci_agent.sandbox_fs import glob_regex
 from tests.toolchain import PYTHON
@@ -206,7 +206,7 @@ def test_without_root_it_runs_in_place_and_says_so_once(reachable_tmp: Path,
                                                         capfd: pytest.CaptureFixture[str]) -> None:
     """A developer's machine: nobody to drop to. The command runs in place with the allow-listed
     environment; `fix` says so once, `doctor` as a warning."""
-    from ci_agent.main import main
+    from ci_agent.cli.main import main
 
     repo = _repo(reachable_tmp)
     monkeypatch.setattr(os, "geteuid", lambda: 1000)

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from ci_agent.model import Outcome
 from ci_agent.parsers import parse_path
 from ci_agent.parsers.xmlsafe import CHUNK_BYTES, SanitizingReader, iterparse
+from ci_agent.report import Outcome
 from tests.conftest import PEAK_RSS_SNIPPET, shared_fixture
 
 NS = "http://microsoft.com/schemas/VisualStudio/TeamTest/2010"

@@ -11,8 +11,8 @@ from typing import BinaryIO, cast
 
 from ci_agent.envelope import HEAD_BYTES, EnvelopeInfo, decode_head, detect_encoding, iter_log_lines
 from ci_agent.errors import UsageError
-from ci_agent.model import ParseResult, RunError
 from ci_agent.parsers.base import LogParser, XmlParser
+from ci_agent.report import ParseResult, RunError
 
 XML_PARSERS: dict[str, XmlParser] = {}
 LOG_PARSERS: dict[str, LogParser] = {}

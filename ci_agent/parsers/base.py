@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import BinaryIO, Protocol
 
-from ci_agent.model import ParseResult
+from ci_agent.report import ParseResult
 
 
 class LineConsumer(Protocol):

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ci_agent.model import Diagnostic, ParseResult, Severity
+from ci_agent.report import Diagnostic, ParseResult, Severity
 
 # A printed path: optional drive letter, then no colon (and no leading space) up to the position.
 _FILE = r"(?P<file>(?:[A-Za-z]:[\\/])?[^\s:<>|\"*?][^:<>|\"*?]*?|<[\w -]+>)"

@@ -19,7 +19,6 @@ import re
 from collections.abc import Sequence
 from enum import Enum, auto
 
-from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
 from ci_agent.parsers.dotnet_test_lines import (
     FRAME_RE,
     MAX_BLOCK_LINES,
@@ -39,6 +38,7 @@ from ci_agent.parsers.dotnet_test_lines import (
     vs_result,
     xunit_case,
 )
+from ci_agent.report import Outcome, ParseResult, RunError, TestCase, TestCounts
 
 MAX_FAILURES = 100_000
 MAX_RUN_ERRORS = 100

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ci_agent.model import Outcome, TestCase
+from ci_agent.report import Outcome, TestCase
 
 MAX_BLOCK_LINES = 400  # body lines kept per failure (message + stack + output)
 MAX_LINE_KEPT = 4096

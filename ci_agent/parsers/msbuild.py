@@ -23,8 +23,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ci_agent.model import Diagnostic, ParseResult, RunError, Severity
 from ci_agent.parsers.msbuild_lines import NODE_PREFIX_RE, Header, parse_header, split_markers
+from ci_agent.report import Diagnostic, ParseResult, RunError, Severity
 
 __all__ = ["NAME", "PARSER", "Header", "MsbuildConsumer", "MsbuildParser", "parse_header", "split_markers"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ci_agent.model import Severity
+from ci_agent.report import Severity
 
 # The category word, preceded by start/whitespace, then an optional code, then a colon.
 # `[^\s:]+` and ` +` / ` *` are disjoint classes: no backtracking blow-up is possible.

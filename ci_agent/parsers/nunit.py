@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from ci_agent.model import Outcome, ParseResult, TestCase
 from ci_agent.parsers.caps import NAME_BYTES, cap, cap_name
 from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
@@ -37,6 +36,7 @@ from ci_agent.parsers.xmlresults import (
     text,
     trim_blank_lines,
 )
+from ci_agent.report import Outcome, ParseResult, TestCase
 
 _ROOTS = frozenset({"test-run", "test-results", "test-suite"})
 _SUITE = "test-suite"

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ci_agent.model import Diagnostic, Outcome, ParseResult, RunError, Severity, TestCase, TestCounts
+from ci_agent.report import Diagnostic, Outcome, ParseResult, RunError, Severity, TestCase, TestCounts
 
 # pytest pads titles to the terminal width but always writes at least one rule character.
 _RULE_RE = re.compile(r"=+ (?P<title>.+?) =+")

@@ -26,7 +26,6 @@ from typing import Any, BinaryIO
 
 from lxml import etree
 
-from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
 from ci_agent.parsers.trx_fields import KNOWN_RESULT_KINDS, OUTCOMES, child, make_case, map_outcome
 from ci_agent.parsers.xmlsafe import (
     SanitizingReader,
@@ -37,6 +36,7 @@ from ci_agent.parsers.xmlsafe import (
     repair_notes,
     text_of,
 )
+from ci_agent.report import Outcome, ParseResult, RunError, TestCase, TestCounts
 
 RUN_TEXT_LIMIT = 4096
 MAX_RUN_INFOS = 20

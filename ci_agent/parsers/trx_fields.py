@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ci_agent.model import Outcome, TestCase
 from ci_agent.parsers.caps import MESSAGE_BYTES, STACK_BYTES, cap, cap_name
 from ci_agent.parsers.xmlsafe import local_name, text_of
+from ci_agent.report import Outcome, TestCase
 
 STDOUT_LIMIT = 4096
 _OTHER_STREAMS = (("stderr", "StdErr"), ("debug trace", "DebugTrace"), ("messages", "TextMessages"))

@@ -15,7 +15,6 @@ from typing import Any, BinaryIO
 
 from lxml import etree
 
-from ci_agent.model import Outcome, ParseResult, RunError, TestCase, TestCounts
 from ci_agent.parsers import caps
 from ci_agent.parsers.xmlsafe import (
     SanitizingReader,
@@ -26,6 +25,7 @@ from ci_agent.parsers.xmlsafe import (
     repair_notes,
     text_of,
 )
+from ci_agent.report import Outcome, ParseResult, RunError, TestCase, TestCounts
 
 # Bounds on text kept per case (UTF-8 bytes, from `caps`): a 100 MB file full of failures must
 # not become 100 MB of memory. The names keep their old spelling for the parsers that import them.

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from ci_agent.model import Outcome, ParseResult, TestCase
 from ci_agent.parsers.caps import NAME_BYTES, cap, cap_name
 from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
@@ -34,6 +33,7 @@ from ci_agent.parsers.xmlresults import (
     text,
     trim_blank_lines,
 )
+from ci_agent.report import Outcome, ParseResult, TestCase
 
 _ROOTS = frozenset({"assemblies", "assembly"})
 _CASE = "test"

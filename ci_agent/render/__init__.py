@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ci_agent.errors import UsageError
-from ci_agent.model import ParseResult, Report
 from ci_agent.render.budget import size
 from ci_agent.render.codequality import render_codequality
 from ci_agent.render.github import render_github
 from ci_agent.render.json_report import render_json
 from ci_agent.render.junit import render_junit
 from ci_agent.render.text import DEFAULT_LLM_BYTES, DEFAULT_MARKDOWN_BYTES, render_llm, render_markdown
+from ci_agent.report import ParseResult, Report
 
 FORMATS = ("llm", "markdown", "json", "github", "codequality", "junit")
 

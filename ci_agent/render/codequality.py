@@ -20,8 +20,8 @@ import json
 from typing import Any
 
 from ci_agent.distill import report_key
-from ci_agent.model import Report, ReportDiagnostic, Severity
 from ci_agent.paths import is_absolute
+from ci_agent.report import Report, ReportDiagnostic, Severity
 
 SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "minor", Severity.INFO: "info"}
 

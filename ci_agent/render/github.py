@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from ci_agent.model import Report, ReportDiagnostic, ReportFailure, Severity
 from ci_agent.paths import is_absolute
 from ci_agent.render.budget import shorten
 from ci_agent.render.text import location
+from ci_agent.report import Report, ReportDiagnostic, ReportFailure, Severity
 
 MAX_PER_TYPE = 10
 MESSAGE_CHARS = 4000

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ci_agent.model import Report
+from ci_agent.report import Report
 
 SCHEMA_ID = "ci-agent/report@1"
 

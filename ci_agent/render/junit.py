@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from lxml import etree
 
-from ci_agent.model import Outcome, ParseResult, TestCase
+from ci_agent.report import Outcome, ParseResult, TestCase
 
 _ILLEGAL_XML_RE = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _FAILURE_OUTCOMES = {Outcome.FAILED, Outcome.TIMEOUT, Outcome.ABORTED}

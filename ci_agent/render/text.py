@@ -10,8 +10,8 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
-from ci_agent.model import Report, ReportDiagnostic, ReportFailure, Severity
 from ci_agent.render.budget import Section, clean, fit, shorten
+from ci_agent.report import Report, ReportDiagnostic, ReportFailure, Severity
 
 DEFAULT_LLM_BYTES = 8000
 DEFAULT_MARKDOWN_BYTES = 64 * 1024

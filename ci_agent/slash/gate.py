@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from ci_agent.forge.base import Permission
+from ci_agent.engine.forge import Permission
 from ci_agent.slash.parse import SlashCommand, parse_command
 
 # GitHub author_association values that can never hold write access: refused without asking.

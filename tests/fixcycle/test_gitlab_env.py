@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 
 from ci_agent import git
-from ci_agent.cienv import ActionInputs
-from ci_agent.cienv_gitlab import (
+from ci_agent.engine.gitops import auth_config
+from ci_agent.errors import UsageError
+from ci_agent.platforms.github.env import ActionInputs
+from ci_agent.platforms.gitlab.cycle import own_job_prefix, write_dotenv
+from ci_agent.platforms.gitlab.env import (
     GITLAB_INPUT_NAMES,
     gitlab_context,
     gitlab_input_env_name,
     gitlab_inputs,
     gitlab_trigger,
 )
-from ci_agent.errors import UsageError
-from ci_agent.fixcycle.gitlab import own_job_prefix, write_dotenv
-from ci_agent.fixcycle.gitops import auth_config
 
 JOB = {"GITLAB_CI": "true", "CI_SERVER_URL": "https://gitlab.example.com", "CI_PROJECT_PATH": "acme/shop",
        "CI_PROJECT_ID": "42", "CI_PIPELINE_ID": "900", "CI_COMMIT_SHA": "a" * 40, "CI_COMMIT_BRANCH": "main",

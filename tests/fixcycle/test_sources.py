@@ -1,4 +1,4 @@
-"""Which files are a run's build logs and test results (ci_agent/fixcycle/sources.py): what the
+"""Which files are a run's build logs and test results (ci_agent/engine/sources.py): what the
 failing run wrote, never what the commit holds. Real git repositories; the real GitHubForge
 (PyGithub) against the loopback GitHub fake for the fetched artifacts."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.cienv import Trigger, action_inputs
-from ci_agent.fixcycle.sources import committed_files, fetched_sources, inline_sources
-from ci_agent.forge.github import GitHubForge
+from ci_agent.engine.sources import committed_files, fetched_sources, inline_sources
+from ci_agent.platforms.github.env import Trigger, action_inputs
+from ci_agent.platforms.github.forge import GitHubForge
 from tests.fakes.github_fake import GitHubFake
 from tests.forge.test_github import ACTIONS_TOKEN, zip_bytes
 from tests.scenarios.sample_repos import git

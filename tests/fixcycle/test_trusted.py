@@ -1,4 +1,4 @@
-"""`ci_agent.fixcycle.trusted`: the configuration read from origin's default branch on real git,
+"""`ci_agent.engine.trusted`: the configuration read from origin's default branch on real git,
 in the checkouts runners make (full history, and actions/checkout's default depth 1)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.cienv import ActionInputs
+from ci_agent.engine.trusted import branch_copy, change_note, config_path, trusted_settings
 from ci_agent.errors import ConfigError, UsageError
-from ci_agent.fixcycle.trusted import branch_copy, change_note, config_path, trusted_settings
+from ci_agent.platforms.github.env import ActionInputs
 
 MAIN_CONFIG = "notes:\n  - main's note\n"
 BRANCH_CONFIG = "notes:\n  - the branch's note\npatch:\n  use_default_deny: false\n"

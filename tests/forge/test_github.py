@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 from github import Auth, Github
 
-from ci_agent.errors import ExitCode, ForgeError
-from ci_agent.forge.base import (
+from ci_agent.engine.forge import (
     CommandForge,
     Comment,
     Forge,
@@ -28,8 +27,9 @@ from ci_agent.forge.base import (
     parse_marker,
     render_marker,
 )
-from ci_agent.forge.github import ACTIONS_BOT, GitHubForge
-from ci_agent.forge.github_http import asked_wait, sentence
+from ci_agent.errors import ExitCode, ForgeError
+from ci_agent.platforms.github.forge import ACTIONS_BOT, GitHubForge
+from ci_agent.platforms.github.http import asked_wait, sentence
 from tests.fakes.github_fake import (
     GitHubFake,
     Reply,

@@ -20,10 +20,10 @@ from typing import Any
 import gitlab
 import pytest
 
+from ci_agent.engine.forge import Forge, Limits, Permission, PipelineStarter, parse_marker
 from ci_agent.errors import ExitCode, ForgeError
-from ci_agent.forge.base import Forge, Limits, Permission, PipelineStarter, parse_marker
-from ci_agent.forge.gitlab import JOB_TOKEN_LOGIN, GitLabForge
-from ci_agent.forge.gitlab_http import access_permission, asked_wait, message_of, titled, wildcard
+from ci_agent.platforms.gitlab.forge import JOB_TOKEN_LOGIN, GitLabForge
+from ci_agent.platforms.gitlab.http import access_permission, asked_wait, message_of, titled, wildcard
 from tests.fakes.gitlab_fake import FakeJob, Fault, GitLabFake, Reply, error, rate_limited, server_error
 
 MAINT = "glpat-maint"

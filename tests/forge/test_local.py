@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ci_agent.engine.forge import Forge, Limits, Permission, render_marker
 from ci_agent.errors import ForgeError
-from ci_agent.forge.base import Forge, Limits, Permission, render_marker
-from ci_agent.forge.local import LOCAL_BOT, STATE_FILE, LocalForge
+from ci_agent.platforms.local.forge import LOCAL_BOT, STATE_FILE, LocalForge
 
 FIX = "ci-agent/fix/main"
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.cienv import (
+from ci_agent.errors import UsageError
+from ci_agent.platforms.github.env import (
     INPUT_NAMES,
     ActionInputs,
     CommentEvent,
@@ -21,7 +22,6 @@ from ci_agent.cienv import (
     split_list,
     trigger,
 )
-from ci_agent.errors import UsageError
 
 
 def test_defaults_when_inputs_are_empty_strings() -> None:

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 import yaml
 
-from ci_agent import __version__, cienv
-from ci_agent.commands import init
-from ci_agent.commands.workflows import WorkflowFile
+from ci_agent import __version__
+from ci_agent.cli import init
+from ci_agent.cli.workflows import WorkflowFile
+from ci_agent.platforms.github import env as cienv
 from tests.conftest import REPO_ROOT
 
 ACTION = REPO_ROOT / "actions" / "command" / "action.yml"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.budget import AttemptRecord, AttemptResult, Reset, ResetReason, assess
-from ci_agent.forge.base import parse_marker, render_marker
-from ci_agent.forge_state import ForgeState, events, fetch_fix_branch, observe_run, read_chain, retry
+from ci_agent.engine.budget import AttemptRecord, AttemptResult, Reset, ResetReason, assess
+from ci_agent.engine.forge import parse_marker, render_marker
+from ci_agent.engine.marker import ForgeState, events, fetch_fix_branch, observe_run, read_chain, retry
 
 FIX = "ci-agent/fix/main"
 IDENTITY = {"GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
@@ -162,7 +162,7 @@ def test_foreign_or_broken_marker_is_empty_state() -> None:
 
 
 def test_locally_verified_failures_count_after_their_commit(repos: tuple[Path, Path]) -> None:
-    from ci_agent.forge_state import Tried
+    from ci_agent.engine.marker import Tried
 
     runner, other = repos
     chain = read_chain(runner, git(other, "rev-parse", "HEAD"))
@@ -176,12 +176,12 @@ def test_locally_verified_failures_count_after_their_commit(repos: tuple[Path, P
 
 
 def test_seeded_local_record_counts_what_the_forge_state_counts(repos: tuple[Path, Path]) -> None:
-    """The attempt engine reads the local record (`ci_agent.state`); seeded from the marker it
+    """The attempt engine reads the local record (`ci_agent.engine.state`); seeded from the marker it
     must agree with `events` on every kind of event: failed, passed, green run, rolled back."""
     from ci_agent import git as git_mod
-    from ci_agent import state as local
-    from ci_agent.fixcycle.gitops import reset_local_fix_branch, seed_record
-    from ci_agent.forge_state import Tried
+    from ci_agent.engine import state as local
+    from ci_agent.engine.gitops import reset_local_fix_branch, seed_record
+    from ci_agent.engine.marker import Tried
 
     runner, other = repos
     marker = ForgeState()

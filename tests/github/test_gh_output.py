@@ -6,7 +6,7 @@ import base64
 import re
 from pathlib import Path
 
-from ci_agent.gh_output import (
+from ci_agent.platforms.github.output import (
     MAX_SUMMARY_BYTES,
     fit_summary,
     log_line,

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from ci_agent import __version__
-from ci_agent.commands import doctor, init
+from ci_agent.cli import doctor, init
+from ci_agent.cli.main import main
 from ci_agent.config import parse_settings
-from ci_agent.main import main
 from tests.conftest import REPO_ROOT
 from tests.fakes.github_fake import GitHubFake
 

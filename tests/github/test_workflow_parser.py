@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from ci_agent.commands import init
-from ci_agent.commands.workflows import WorkflowFile
+from ci_agent.cli import init
+from ci_agent.cli.workflows import WorkflowFile
 from tests.conftest import REPO_ROOT
 
 NODE_DIR = REPO_ROOT / "tests" / "github" / "node"

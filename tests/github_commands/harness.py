@@ -6,7 +6,7 @@ the comment event GitHub writes to `GITHUB_EVENT_PATH` (`issue_comment` or
 recorded payloads nest it), the job's checkout as the workflow makes it (the pull request's head
 commit, detached, full history, and NO checkout when the head repository is another one), the
 inputs the workflow passes on top of actions/command/action.yml's defaults, then
-`ci_agent.main.main(["command", "--github"])` in this process.
+`ci_agent.cli.main.main(["command", "--github"])` in this process.
 
 `CommandSite` is the scenario fake with one thing more that a multi-job command scenario needs:
 a same-repository pull request's `head.sha` is the live tip of its branch on the bare origin
@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 import ci_agent
-from ci_agent.main import main
+from ci_agent.cli.main import main
 from tests.github_scenarios.fake_site import SERVER_URL, LiveBranches, SiteFake, repository_json, user_json
 from tests.github_scenarios.gh_expr import evaluate_if
 from tests.github_scenarios.harness import _OURS, ACTIONS_TOKEN, ActionRun, Job, World

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ci_agent.fixcycle.github import finish_github, run_github, run_github_command
-from ci_agent.fixcycle.runner import OUTCOMES
+from ci_agent.engine.runner import OUTCOMES
+from ci_agent.platforms.github.cycle import finish_github, run_github, run_github_command
 from tests.conftest import REPO_ROOT
 from tests.github_commands.harness import CommandWorld
 from tests.github_scenarios.harness import parse_github_output

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
 from tests.github_commands.harness import CommandWorld
 from tests.github_commands.steps import FEATURE, assert_outputs, red_pr, status_body
 from tests.github_scenarios.harness import same_repo_pr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.forge.github import GitHubForge
+from ci_agent.platforms.github.forge import GitHubForge
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.fixtures import anthropic_fake
 from tests.github_scenarios.fake_site import SiteFake

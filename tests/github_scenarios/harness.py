@@ -5,7 +5,7 @@ tests/scenarios/sample_repos.py), the GitHub fake wired to that origin (`SiteFak
 Anthropic fake, and a runner directory. Each `world.action(...)` is one job of the ci-agent
 workflow: a fresh checkout of `origin` (as actions/checkout makes), the event payload written to
 `GITHUB_EVENT_PATH`, the `GITHUB_*` variables and `INPUT_*` inputs the runner sets, fresh
-`GITHUB_OUTPUT` / `GITHUB_STEP_SUMMARY` files, then `ci_agent.main.main(["fix", "--github"])`.
+`GITHUB_OUTPUT` / `GITHUB_STEP_SUMMARY` files, then `ci_agent.cli.main.main(["fix", "--github"])`.
 
 `world.ci(branch)` simulates one run of the repository's CI workflow on a branch: a checkout of
 the branch tip, the sample's real test command (pytest, with a JUnit XML result), the log kept
@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 import ci_agent
-from ci_agent.main import main
+from ci_agent.cli.main import main
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.archives import zip_folder
 from tests.github_scenarios.fake_site import (

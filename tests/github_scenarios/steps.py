@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
 from tests.github_scenarios.harness import FIX_BRANCH, ROOT_CAUSE, SUMMARY, ActionRun, World
 from tests.scenarios import model_scripts as model
 from tests.scenarios.sample_repos import PYTHON, apply_edit

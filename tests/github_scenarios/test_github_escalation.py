@@ -3,7 +3,7 @@ label, and no fourth model call."""
 
 from __future__ import annotations
 
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
 from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World
 from tests.github_scenarios.steps import (
     WRONG_ORDER,

@@ -1,6 +1,6 @@
 """Inline mode (`ci-agent fix --github` as a step of the job that built and tested) reads the
 result files this job wrote, never files the commit holds unchanged: a committed sample `.trx`
-matched by the default `**/*.trx` is not a failure of this run (ci_agent/fixcycle/sources.py).
+matched by the default `**/*.trx` is not a failure of this run (ci_agent/engine/sources.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ asks the model nothing."""
 
 from __future__ import annotations
 
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
 from tests.fakes.github_fake import forbidden
 from tests.github_scenarios.harness import USER_TOKEN, World, open_person_pr, same_repo_pr
 from tests.github_scenarios.steps import (

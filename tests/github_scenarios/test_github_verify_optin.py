@@ -15,8 +15,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ci_agent.forge.base import parse_marker
-from ci_agent.main import main
+from ci_agent.cli.main import main
+from ci_agent.engine.forge import parse_marker
 from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World, open_person_pr, same_repo_pr
 from tests.github_scenarios.steps import answer, assert_fix_pr_outputs, model_calls, the_status_comment
 from tests.scenarios.sample_repos import git

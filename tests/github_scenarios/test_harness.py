@@ -6,7 +6,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from ci_agent.forge.github import GitHubForge
+from ci_agent.platforms.github.forge import GitHubForge
 from tests.github_scenarios.fake_site import workflow_run_event
 from tests.github_scenarios.harness import ACTIONS_TOKEN, FIX_BRANCH, World, parse_github_output
 

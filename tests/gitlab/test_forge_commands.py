@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from ci_agent.engine.forge import CommandForge
 from ci_agent.errors import ForgeError
-from ci_agent.forge.base import CommandForge
-from ci_agent.forge.gitlab import GitLabForge
-from ci_agent.forge.gitlab_commands import CURSOR_VARIABLE, format_time, parse_time
+from ci_agent.platforms.gitlab.command_pipelines import CURSOR_VARIABLE, format_time, parse_time
+from ci_agent.platforms.gitlab.forge import GitLabForge
 from tests.fakes.gitlab_fake import FakeJob, Fault, GitLabFake, not_found
 
 MAINT, BOT, JOB = "glpat-maint", "glpat-bot", "job-token-1"

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.fixtures import anthropic_fake
 from tests.fakes.gitlab_fake_routes import FakeJob

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from ci_agent import __version__
-from ci_agent.commands import doctor, init
-from ci_agent.commands.workflows import GITLAB_DISTILL_INPUTS, GITLAB_FIX_INPUTS, read_gitlab_ci
+from ci_agent.cli import doctor, init
+from ci_agent.cli.main import main
+from ci_agent.cli.workflows import GITLAB_DISTILL_INPUTS, GITLAB_FIX_INPUTS, read_gitlab_ci
 from ci_agent.config import parse_settings
-from ci_agent.main import main
 from tests.conftest import REPO_ROOT
 from tests.gitlab import gitlab_ci
 

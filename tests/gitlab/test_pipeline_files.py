@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 import yaml
 
-from ci_agent import __version__, cienv_gitlab
-from ci_agent.cienv_gitlab import GITLAB_INPUT_NAMES
+from ci_agent import __version__
+from ci_agent.platforms.gitlab import env as cienv_gitlab
+from ci_agent.platforms.gitlab.env import GITLAB_INPUT_NAMES
 from tests.conftest import REPO_ROOT
 from tests.gitlab import gitlab_ci
 from tests.gitlab.gitlab_ci import CiConfigError

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from ci_agent.commands.poll import inline_dispatch, pipeline_dispatch, poll_once, run_poll
+from ci_agent.cli.poll import inline_dispatch, pipeline_dispatch, poll_once, run_poll
 from ci_agent.errors import ForgeError, UsageError
-from ci_agent.forge.gitlab import GitLabForge
-from ci_agent.forge.gitlab_commands import CURSOR_VARIABLE, format_time, parse_time
+from ci_agent.platforms.gitlab.command_pipelines import CURSOR_VARIABLE, format_time, parse_time
+from ci_agent.platforms.gitlab.forge import GitLabForge
 from ci_agent.relay import MR_VARIABLE, NOTE_VARIABLE
 from tests.fakes.gitlab_fake import GitLabFake
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ci_agent.commands.serve import gitlab_url, pipeline_starter, run_serve
+from ci_agent.cli.serve import gitlab_url, pipeline_starter, run_serve
 from ci_agent.errors import UsageError
 from ci_agent.relay import MR_VARIABLE, NOTE_VARIABLE, NoteCommand, Relay, SeenNotes, judge
 from ci_agent.relay_http import MAX_BODY
@@ -181,7 +181,7 @@ def test_everything_else_is_200_ignored(running: Running, fake: GitLabFake, payl
 
 
 def test_the_project_allow_list_is_the_id_and_path_gitlab_resolved(fake: GitLabFake) -> None:
-    from ci_agent.commands.serve import resolve_projects
+    from ci_agent.cli.serve import resolve_projects
 
     allowed = resolve_projects(fake.url, TOKEN, ["acme/shop", "42", " "])
     assert allowed == {42: "acme/shop"}
@@ -229,7 +229,7 @@ def test_seen_notes_are_bounded() -> None:
 
 
 def test_serve_refuses_to_start_without_a_secret_or_token() -> None:
-    from ci_agent.main import build_parser
+    from ci_agent.cli.main import build_parser
 
     args = build_parser().parse_args(["serve", "--port", "0"])
     with pytest.raises(UsageError, match="CI_AGENT_WEBHOOK_SECRET is not set"):

@@ -10,7 +10,7 @@ What GitLab does that the base harness does not need, and this one does:
 - `CommandWorld.job(pipeline)` runs whichever job of the rendered include its `rules:` add to
   that pipeline (api pipeline with the command variables → `<prefix>-command`, a schedule with
   `CI_AGENT_POLL=true` → `<prefix>-poll`), and runs exactly the job's `script:` lines
-  (`ci-agent command --gitlab`, `ci-agent poll`) through `ci_agent.main.main` in this process; a
+  (`ci-agent command --gitlab`, `ci-agent poll`) through `ci_agent.cli.main.main` in this process; a
   job with `GIT_STRATEGY: none` gets an empty project directory.
 - `RelayProcess`: a real `ci-agent serve` (subprocess, port 0) in front of the fake; deliveries
   are real HTTP with the webhook's `X-Gitlab-Token`, bodies shaped like GitLab's Note Hook
@@ -33,8 +33,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ci_agent.forge.gitlab import GitLabForge
-from ci_agent.main import main
+from ci_agent.cli.main import main
+from ci_agent.platforms.gitlab.forge import GitLabForge
 from ci_agent.relay import start_command_pipeline
 from tests.fakes.gitlab_fake import FakeJob, GitLabFake
 from tests.fakes.gitlab_fake_commands import stamp

@@ -4,7 +4,7 @@ branch (an edited proposal is refused), and `/ci-agent fix` in mode push committ
 
 from __future__ import annotations
 
-from ci_agent.fixcycle.texts import extract_proposal
+from ci_agent.engine.texts import extract_proposal
 from tests.gitlab_commands.harness import FEATURE, CommandWorld
 from tests.gitlab_commands.steps import FEATURE_FIX, assert_acted, assert_dotenv
 from tests.gitlab_scenarios.harness import JobRun, Pipeline

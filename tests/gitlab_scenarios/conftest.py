@@ -24,7 +24,7 @@ MakeWorld = Callable[..., World]
 def forge_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """GitLabForge with its retry waits recorded instead of slept: what it chose is read back,
     no test sleeps."""
-    from ci_agent.forge.gitlab import GitLabForge
+    from ci_agent.platforms.gitlab.forge import GitLabForge
 
     waits: list[float] = []
     defaults = dict(GitLabForge.__init__.__kwdefaults__ or {})

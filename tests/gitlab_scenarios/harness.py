@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 
 import ci_agent
-from ci_agent.main import main
+from ci_agent.cli.main import main
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.archives import zip_folder
 from tests.fakes.gitlab_fake import FakeJob, GitLabFake

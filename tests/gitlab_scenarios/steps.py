@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
 from tests.github_scenarios.harness import ROOT_CAUSE, SUMMARY
 from tests.github_scenarios.steps import OUTCOMES, RATINGS, WRONG_ORDER, WRONG_SUMMARIES, diff
 from tests.gitlab_scenarios.harness import FIX_BRANCH, JobRun, World

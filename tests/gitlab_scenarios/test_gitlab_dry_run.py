@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ci_agent.fixcycle.dry_run import request_bytes
+from ci_agent.engine.dry_run import request_bytes
 from tests.gitlab_scenarios.harness import API_KEY, World
 from tests.gitlab_scenarios.steps import answer, model_calls
 from tests.scenarios import model_scripts as model

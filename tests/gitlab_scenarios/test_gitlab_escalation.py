@@ -4,8 +4,8 @@ never counts a failure twice."""
 
 from __future__ import annotations
 
+from ci_agent.engine.forge import parse_marker
 from ci_agent.errors import ExitCode
-from ci_agent.forge.base import parse_marker
 from tests.fakes.anthropic_fake import Fault
 from tests.gitlab_scenarios.harness import FIX_BRANCH, World
 from tests.gitlab_scenarios.steps import (

@@ -1,7 +1,7 @@
 """Where `ci-agent fix --gitlab` reads the failure from: the failed jobs' traces, and the
 `build_logs` / `test_results` files in the failed jobs' own artifacts (fetched through the API).
 Never the checkout (a committed sample `.trx`, a tracked `logging.xml` under `**/*.xml`), never a
-passing job's artifacts. The rule is in ci_agent/fixcycle/sources.py.
+passing job's artifacts. The rule is in ci_agent/engine/sources.py.
 """
 
 from __future__ import annotations

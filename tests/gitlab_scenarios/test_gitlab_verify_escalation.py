@@ -6,7 +6,7 @@ exists. The escalation still happens exactly once: on the failing branch's own m
 
 from __future__ import annotations
 
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
 from tests.gitlab_scenarios.harness import BOT, World
 from tests.gitlab_scenarios.steps import WRONG_ORDER, WRONG_SUMMARIES, answer, assert_dotenv, model_calls
 from tests.scenarios import model_scripts as model

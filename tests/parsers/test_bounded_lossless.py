@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ci_agent.envelope import iter_log_lines
-from ci_agent.model import ParseResult
 from ci_agent.parsers import junit, nunit, parse_stream, trx, xunit
 from ci_agent.parsers.base import XmlParser
 from ci_agent.parsers.caps import FIELD_BYTES, NAME_BYTES, cap, cap_end
+from ci_agent.report import ParseResult
 from tests.conftest import PEAK_RSS_SNIPPET, REPO_ROOT, shared_fixture
 
 MSTEST = "other/mstest-plugin/src/test/resources/hudson/plugins/mstest"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from ci_agent.envelope import HEAD_BYTES, decode_head
-from ci_agent.model import Diagnostic, ParseResult, Severity
 from ci_agent.parsers import parse_path, parse_stream, sniff
 from ci_agent.parsers.compilers import PARSER
+from ci_agent.report import Diagnostic, ParseResult, Severity
 from tests.conftest import LOCAL_FIXTURES, SHARED_FIXTURES
 
 FIXTURES = LOCAL_FIXTURES / "compilers"

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from ci_agent.envelope import HEAD_BYTES, decode_head, iter_log_lines
-from ci_agent.model import Outcome, ParseResult, TestCounts
 from ci_agent.parsers import LOG_PARSERS, dotnet_test, parse_path, parse_stream, sniff
 from ci_agent.parsers.dotnet_test import PARSER
 from ci_agent.parsers.dotnet_test_lines import MAX_BLOCK_LINES, mtp_result, parse_duration, vs_result
+from ci_agent.report import Outcome, ParseResult, TestCounts
 from tests.conftest import LOCAL_FIXTURES, shared_fixture
 
 FIXTURES = LOCAL_FIXTURES / "dotnet_test"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.model import Outcome, ParseResult, TestCase, TestCounts
 from ci_agent.parsers import parse_path, parse_stream
 from ci_agent.parsers.junit import PARSER, UNNAMED
 from ci_agent.parsers.xmlresults import MAX_STDOUT_CHARS
+from ci_agent.report import Outcome, ParseResult, TestCase, TestCounts
 from tests.conftest import LOCAL_FIXTURES, SHARED_FIXTURES
 from tests.parsers.xmlresults_oracles import (
     DORNY,

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from ci_agent.envelope import HEAD_BYTES, decode_head, iter_log_lines
-from ci_agent.model import Diagnostic, ParseResult, Severity
 from ci_agent.parsers import msbuild, msbuild_lines, parse_path, sniff
 from ci_agent.parsers.msbuild import PARSER, parse_header, split_markers
+from ci_agent.report import Diagnostic, ParseResult, Severity
 from tests.conftest import LOCAL_FIXTURES, SHARED_FIXTURES
 
 DOTNET_LOGS = SHARED_FIXTURES / "dotnet-logs"

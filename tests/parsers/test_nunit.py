@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from ci_agent.model import Outcome, ParseResult, TestCase, TestCounts
 from ci_agent.parsers import parse_path, parse_stream
 from ci_agent.parsers.nunit import PARSER
+from ci_agent.report import Outcome, ParseResult, TestCase, TestCounts
 from tests.parsers.xmlresults_oracles import (
     DORNY,
     ENRICOMI,

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from ci_agent.envelope import HEAD_BYTES
-from ci_agent.model import Outcome, ParseResult, Severity, TestCounts
 from ci_agent.parsers import parse_path, parse_stream, sniff
 from ci_agent.parsers.pytest_console import PARSER
+from ci_agent.report import Outcome, ParseResult, Severity, TestCounts
 from tests.conftest import LOCAL_FIXTURES, REPO_ROOT, SHARED_FIXTURES
 
 FIXTURES = LOCAL_FIXTURES / "pytest_console"

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from lxml import etree
 
-from ci_agent.model import Outcome, ParseResult, TestCase
 from ci_agent.parsers import parse_path, parse_stream
 from ci_agent.parsers.trx_fields import (
     OUTCOMES,
@@ -26,6 +25,7 @@ from ci_agent.parsers.trx_fields import (
     parse_duration,
     qualified_name,
 )
+from ci_agent.report import Outcome, ParseResult, TestCase
 from tests.conftest import SHARED_FIXTURES, shared_fixture
 
 ALL_TRX = sorted(SHARED_FIXTURES.rglob("*.trx"))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.model import Outcome, ParseResult, TestCase, TestCounts
 from ci_agent.parsers import parse_path, parse_stream
 from ci_agent.parsers.xunit import PARSER
+from ci_agent.report import Outcome, ParseResult, TestCase, TestCounts
 from tests.parsers.xmlresults_oracles import ENRICOMI, enricomi_inputs, enricomi_results
 
 XUNIT = ENRICOMI / "xunit/mstest"

@@ -1,4 +1,4 @@
-"""`ci-agent patch check|apply` through `ci_agent.main.main`, on real repositories."""
+"""`ci-agent patch check|apply` through `ci_agent.cli.main.main`, on real repositories."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.main import main
+from ci_agent.cli.main import main
 from tests.patch.conftest import Repo
 from tests.patch.test_apply import FIX
 

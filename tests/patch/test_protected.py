@@ -265,7 +265,7 @@ def test_removed_lines_may_drop_hidden_characters(tmp_path: Path) -> None:
 
 def test_the_default_branch_a_ci_cycle_fetched_counts_too(tmp_path: Path) -> None:
     """In CI the default branch is fetched into refs/ci-agent/trusted/<branch> (no origin/HEAD)."""
-    from ci_agent.fixcycle.trusted import TRUSTED_PREFIX
+    from ci_agent.engine.trusted import TRUSTED_PREFIX
     from ci_agent.patch.engine import TRUSTED_REFS
 
     assert TRUSTED_PREFIX == TRUSTED_REFS

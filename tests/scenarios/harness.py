@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ci_agent.main import main
+from ci_agent.cli.main import main
 from tests.scenarios.sample_repos import Sample, SampleRepo, apply_edit, create_sample_repo, git, working_copy
 
 ATTEMPTS_REF_PREFIX = "refs/ci-agent/attempts/"

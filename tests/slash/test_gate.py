@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from ci_agent.forge.base import Permission
+from ci_agent.engine.forge import Permission
 from ci_agent.slash.gate import CommentFacts, Decision, decide, is_bot
 from ci_agent.slash.parse import SlashCommand
 

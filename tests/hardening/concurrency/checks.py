@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ci_agent.budget import assess
-from ci_agent.forge.base import parse_marker
-from ci_agent.forge_state import ForgeState, events, read_chain
+from ci_agent.engine.budget import assess
+from ci_agent.engine.forge import parse_marker
+from ci_agent.engine.marker import ForgeState, events, read_chain
 from tests.hardening.concurrency.races import JobResult, RefLog, is_ancestor, record
 from tests.scenarios.sample_repos import git
 

@@ -41,7 +41,7 @@ _METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
 _PREFIXES = ("GITHUB_", "INPUT_", "CI_", "GITLAB_", "RUNNER_")
 _SECRETS = {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GITHUB_TOKEN", "CI"}
 ZERO = "0" * 40
-# How a job that lost a race says so (ci_agent/fixcycle/runner.py, commands.py); a loser whose
+# How a job that lost a race says so (ci_agent/engine/runner.py, commands.py); a loser whose
 # output says none of these has not said clearly that another won.
 LOST = ("moved on origin while this attempt ran", "is waiting for its ci", "was already handled",
         "was already claimed by another", "tested an older commit")

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from ci_agent.fixcycle.texts import ESCALATION_TAG
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
+from ci_agent.engine.texts import ESCALATION_TAG
 from tests.github_scenarios.conftest import anthropic_fake, forge_waits, make_world, world
 from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, CiRun, World
 from tests.github_scenarios.steps import answer, fail_attempts

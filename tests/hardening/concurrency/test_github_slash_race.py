@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ci_agent.fixcycle.texts import ESCALATION_TAG
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
+from ci_agent.engine.texts import ESCALATION_TAG
 from tests.github_commands.conftest import world
 from tests.github_commands.harness import CommandWorld
 from tests.github_commands.steps import FEATURE, FEATURE_FIX, red_pr

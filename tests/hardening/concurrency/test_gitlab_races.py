@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from ci_agent.fixcycle.texts import ESCALATION_TAG
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
+from ci_agent.engine.texts import ESCALATION_TAG
 from tests.gitlab_scenarios.conftest import anthropic_fake, forge_waits, make_world, world
 from tests.gitlab_scenarios.harness import FIX_BRANCH, Pipeline, World
 from tests.gitlab_scenarios.steps import answer, fail_attempts

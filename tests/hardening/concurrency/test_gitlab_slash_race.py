@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import pytest
 
-from ci_agent.fixcycle.texts import ESCALATION_TAG
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
+from ci_agent.engine.texts import ESCALATION_TAG
 from tests.gitlab_scenarios.conftest import anthropic_fake, forge_waits, make_world, world
 from tests.gitlab_scenarios.harness import World
 from tests.gitlab_scenarios.steps import answer

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.forge.github import GitHubForge
-from ci_agent.forge.gitlab import GitLabForge
 from ci_agent.llm.anthropic_client import AnthropicClient
+from ci_agent.platforms.github.forge import GitHubForge
+from ci_agent.platforms.gitlab.forge import GitLabForge
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.fixtures import anthropic_fake
 from tests.fakes.gitlab_fake import GitLabFake

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import traceback
 
+from ci_agent.engine.forge import parse_marker
 from ci_agent.errors import ExitCode
-from ci_agent.forge.base import parse_marker
 from tests.github_scenarios.harness import (
     ACTIONS_TOKEN,
     API_KEY,

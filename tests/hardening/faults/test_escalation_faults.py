@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from ci_agent.forge.base import parse_marker
+from ci_agent.engine.forge import parse_marker
 from tests.fakes import github_fake
 from tests.fakes.github_fake import Fault
 from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World

@@ -13,8 +13,8 @@ import traceback
 
 import pytest
 
+from ci_agent.engine.forge import parse_marker
 from ci_agent.errors import ExitCode
-from ci_agent.forge.base import parse_marker
 from tests.fakes import gitlab_fake
 from tests.fakes.gitlab_fake import Fault
 from tests.github_scenarios.harness import ROOT_CAUSE, SUMMARY

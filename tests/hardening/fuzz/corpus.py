@@ -18,8 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ci_agent.forge.base import status_body
-from ci_agent.forge_state import ForgeState, Proposed, Tried
+from ci_agent.engine.forge import status_body
+from ci_agent.engine.marker import ForgeState, Proposed, Tried
 from ci_agent.parsers import xml_root_name
 from tests.conftest import REPO_ROOT, SHARED_FIXTURES
 
@@ -67,7 +67,7 @@ def xml_seeds_for(root_names: frozenset[str]) -> tuple[bytes, ...]:
 
 # --- a real repository and real diffs ---------------------------------------------------------------
 
-REPO_FILES = ("ci_agent/redact.py", "ci_agent/budget.py", "ci_agent/slash/help.py", "README.md")
+REPO_FILES = ("ci_agent/redact.py", "ci_agent/engine/budget.py", "ci_agent/slash/help.py", "README.md")
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -92,7 +92,7 @@ def make_repo(where: Path) -> Path:
 
 def _edits() -> list[tuple[str, str]]:
     """(kind, path) of the edits made to produce diffs: modify, add, delete, rename, deny-listed."""
-    return [("modify", "ci_agent/redact.py"), ("modify", "ci_agent/budget.py"),
+    return [("modify", "ci_agent/redact.py"), ("modify", "ci_agent/engine/budget.py"),
             ("add", "ci_agent/new_mod.py"), ("delete", "ci_agent/slash/help.py"), ("rename", "README.md"),
             ("modify", "tests/test_redact.py"),
             ("add", ".github/workflows/ci.yml")]

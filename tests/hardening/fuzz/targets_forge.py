@@ -16,11 +16,17 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ci_agent.cienv import COMMENT_EVENTS, action_inputs, comment_event, github_context, trigger
-from ci_agent.cienv_gitlab import gitlab_context, gitlab_inputs, gitlab_trigger
+from ci_agent.engine.forge import Permission, parse_marker, render_marker
+from ci_agent.engine.marker import ForgeState
 from ci_agent.errors import UsageError
-from ci_agent.forge.base import Permission, parse_marker, render_marker
-from ci_agent.forge_state import ForgeState
+from ci_agent.platforms.github.env import (
+    COMMENT_EVENTS,
+    action_inputs,
+    comment_event,
+    github_context,
+    trigger,
+)
+from ci_agent.platforms.gitlab.env import gitlab_context, gitlab_inputs, gitlab_trigger
 from ci_agent.relay import NoteCommand, Relay, judge
 from ci_agent.slash.gate import CommentFacts, decide
 from ci_agent.slash.parse import COMMANDS, MAX_ARGS, MAX_UNKNOWN, parse_command

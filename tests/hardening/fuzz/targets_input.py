@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from ci_agent.config import PatchSettings
 from ci_agent.envelope import HEAD_BYTES, MAX_LINE_CHARS, EnvelopeInfo, decode_head, iter_log_lines
-from ci_agent.model import ParseResult
 from ci_agent.parsers import LOG_PARSERS, XML_PARSERS, parse_stream
 from ci_agent.patch.engine import apply_patch, review
+from ci_agent.report import ParseResult
 from tests.hardening.fuzz import corpus
 from tests.hardening.fuzz.harness import Runner, Target, Violation, stateless
 from tests.hardening.fuzz.mutate import any_input, mutated

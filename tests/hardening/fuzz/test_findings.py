@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.cienv import github_context
-from ci_agent.cienv_gitlab import gitlab_context, gitlab_trigger
 from ci_agent.config import PatchSettings
+from ci_agent.engine.forge import parse_marker
+from ci_agent.engine.marker import ForgeState
 from ci_agent.errors import UsageError
-from ci_agent.forge.base import parse_marker
-from ci_agent.forge_state import ForgeState
 from ci_agent.patch.engine import apply_patch, review
+from ci_agent.platforms.github.env import github_context
+from ci_agent.platforms.gitlab.env import gitlab_context, gitlab_trigger
 from ci_agent.relay import Relay
 from tests.hardening.fuzz import corpus
 from tests.hardening.fuzz.targets_forge import SECRET, http_request

@@ -1,0 +1,254 @@
+"""`ci-agent fix --local`: one fix cycle on a local repository, in a git worktree, no forge.
+
+Progress: human lines on stderr, or JSON lines on stdout with `--json`. The Markdown summary
+goes to stdout (or `--summary FILE`). Exit codes are DESIGN.md §4.2: 0 fixed/committed/nothing
+to do/dry run, 2 usage, 3 budget exhausted, 4 the model declined or no safe patch, 5 the model
+service failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ci_agent.cli import repo_root_arg
+from ci_agent.cli.distill import write_stdout
+from ci_agent.config import Settings, load_settings
+from ci_agent.engine import state
+from ci_agent.errors import CiAgentError, ExitCode, UsageError
+
+if TYPE_CHECKING:  # the engine is imported when the verb runs, not when the CLI starts
+    from ci_agent.engine.attempt import Outcome, Plan, Seams
+    from ci_agent.llm.client import ModelClient
+    from ci_agent.llm.types import AskResult, ModelSettings
+    from ci_agent.redact import Redactor
+    from ci_agent.report import Report
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "CI_AGENT_ANTHROPIC_BASE_URL"
+
+
+def register(verbs: Any) -> None:
+    fix = verbs.add_parser(
+        "fix",
+        help="ask Claude for a fix of the failing build and leave it on a local branch",
+        description="Collect the failure (given logs, or run --command), distill it, ask Claude for "
+        "a minimal patch, police and apply it, verify it (--verify), and commit it on "
+        "ci-agent/fix/<branch>, all in a git worktree: your working copy is never touched. "
+        "Exit 0 done, 2 usage, 3 attempt budget exhausted, 4 no safe patch, 5 model service failure.",
+    )
+    fix.add_argument("--local", action="store_true", help="work on the local repository (no forge)")
+    fix.add_argument("--github", action="store_true",
+                     help="run as the GitHub Action: inputs from INPUT_*, context from GITHUB_* "
+                     "(fix branch, draft PR, status comment)")
+    fix.add_argument("--gitlab", action="store_true",
+                     help="run as the GitLab CI job of pipelines/gitlab/ci-agent.yml: inputs from "
+                     "CI_AGENT_INPUT_*, context from CI_* (fix branch, draft MR, status note)")
+    fix.add_argument("--build-log", action="append", default=[], metavar="F", help="a build log (repeatable)")
+    fix.add_argument("--test-results", action="append", default=[], metavar="GLOB",
+                     help="test-result files (repeatable; with --command, relative to the repository)")
+    fix.add_argument("--command", metavar="CMD", help="build/test command to run and read (split like a "
+                     "shell, never run by one; default: commands.test or commands.build of .ci-agent.yml)")
+    fix.add_argument("--verify", metavar="CMD", help="command that must pass after the patch "
+                     "(default: commands.verify)")
+    fix.add_argument("--dry-run", action="store_true",
+                     help="stop before the model call and print the exact request (no key needed)")
+    fix.add_argument("--max-attempts", type=int, metavar="N", help="consecutive failed attempts allowed")
+    fix.add_argument("--model", metavar="M", help="Claude model (default: model.name or a current Sonnet)")
+    fix.add_argument("--json", action="store_true", help="JSON-lines progress events on stdout")
+    fix.add_argument("--summary", metavar="FILE", help="write the Markdown summary here, not to stdout")
+    fix.add_argument("--repo", metavar="DIR", default=".", help="the git repository (default: .)")
+    fix.add_argument("--keep-worktree", action="store_true", help="keep the worktree for inspection")
+    fix.add_argument("--retry", action="store_true",
+                     help="start a new attempt count (like /ci-agent retry)")
+
+
+class _Events:
+    def __init__(self, as_json: bool, redact: Callable[[str], str]) -> None:
+        self.as_json = as_json
+        self.redact = redact
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        if self.as_json:
+            write_stdout(self.redact(json.dumps({"event": event, **fields}, ensure_ascii=False)) + "\n")
+            return
+        detail = " ".join(f"{k}={v}" for k, v in fields.items() if not isinstance(v, dict | list))
+        print(self.redact(f"ci-agent: {event} {detail}".rstrip()), file=sys.stderr, flush=True)
+
+
+
+def _source_branch(repo: Path) -> str:
+    branch = state.current_branch(repo)
+    if branch is None:
+        head = state.rev(repo, "HEAD")
+        if head is None:
+            raise UsageError(f"{repo} has no commit yet; nothing to fix")
+        raise UsageError("HEAD is detached; check out the branch to fix first")
+    if branch.startswith("ci-agent/"):
+        raise UsageError(f"{branch} is a ci-agent branch; ci-agent never fixes its own fixes "
+                         "(check out the branch it came from)")
+    return branch
+
+
+def model_settings(settings: Settings, default_model: str) -> ModelSettings:
+    from ci_agent.llm.types import ModelSettings
+
+    m = settings.model
+    return ModelSettings(model=m.name or default_model, max_turns=m.max_turns, max_tokens=m.max_tokens,
+                         max_total_tokens=m.max_total_tokens, timeout_s=m.timeout_s,
+                         language=settings.language, notes=settings.notes)
+
+
+def _plan(args: argparse.Namespace, repo: Path, settings: Settings, model: ModelSettings) -> Plan:
+    from ci_agent.engine.attempt import Plan
+
+    source = _source_branch(repo)
+    command = settings.commands.test or settings.commands.build
+    if args.build_log and not args.command:
+        command = ()  # the given logs are the failure; do not also run the configured command
+    results: tuple[str, ...] = tuple(args.test_results) or settings.results.globs
+    if not command:  # no command runs in the worktree: given globs are the user's files
+        results = tuple(g if os.path.isabs(g) else os.path.abspath(g) for g in args.test_results)
+    logs = tuple(os.path.abspath(p) for p in args.build_log)
+    if not command and not logs and not results:
+        raise UsageError("nothing to read: give --build-log/--test-results, or --command (or set "
+                         "commands.test in .ci-agent.yml)")
+    return Plan(repo=repo, source_ref=source, fix_branch=state.fix_branch_for(source), model=model,
+                command=command, verify=settings.commands.verify, logs=logs, result_globs=results,
+                timeout_s=settings.commands.timeout_s, dry_run=args.dry_run,
+                keep_worktree=args.keep_worktree, retry=args.retry)
+
+
+def _check_verify(plan: Plan, where: str) -> None:
+    """Before the model is called: a verify program that cannot be started fails every attempt."""
+    from ci_agent.verify_check import missing_program, tree_mode_at
+
+    problem = missing_program(plan.verify, os.environ.get("PATH"), tree_mode_at(plan.repo, plan.source_ref))
+    if problem:
+        raise UsageError(f"{where} cannot run: {problem}; no model request was made")
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, object]:
+    return {"budget.max_attempts": args.max_attempts, "model.name": args.model,
+            "commands.test": args.command, "commands.verify": args.verify}
+
+
+def real_seams(settings: Settings, env: Mapping[str, str], redactor: Redactor,
+               client_factory: Callable[[], ModelClient] | None = None) -> Seams:
+    """The production seams: the Anthropic client (unless `client_factory` is given), the
+    tool-use loop, context, redaction."""
+    from ci_agent.engine.attempt import Seams
+
+    redact = redactor.redact
+
+    def anthropic_client() -> ModelClient:
+        from ci_agent.llm.anthropic_client import AnthropicClient
+
+        key = env.get(API_KEY_ENV, "")
+        if not key:
+            raise UsageError(f"{API_KEY_ENV} is not set; it is needed to ask Claude (--dry-run needs no key)")
+        return AnthropicClient(key, base_url=env.get(BASE_URL_ENV) or None,
+                               timeout_s=settings.model.timeout_s)
+
+    def ask(client: ModelClient, model: ModelSettings, user_text: str, repo: Path,
+            check: Callable[[str], list[str]], files: tuple[str, ...]) -> AskResult:
+        from ci_agent.llm.loop import ask_for_patch
+        from ci_agent.llm.tools import RepoTools
+
+        tools = RepoTools(repo, settings.context.exclude_globs)
+        return ask_for_patch(client, model, user_text, tools, check, files, redact)
+
+    def request(model: ModelSettings, user_text: str) -> dict[str, Any]:
+        from ci_agent.llm.loop import move_cache_breakpoint
+        from ci_agent.llm.prompt import initial_request, system_blocks
+
+        # Exactly what ask_for_patch sends first: it redacts the text and places the moving
+        # cache breakpoint on the last message before every call.
+        body = initial_request(model, system_blocks(model), redact(user_text))
+        move_cache_breakpoint(body["messages"])
+        return body
+
+    def context(repo: Path, report: Report) -> str:
+        from ci_agent.context import gather_context, render_context
+
+        return render_context(gather_context(repo, report, settings.context, redactor))
+
+    return Seams(client_factory or anthropic_client, ask, request, context, redact)
+
+
+def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = None,
+                    client_factory: Callable[[], ModelClient] | None = None) -> int:
+    """The `fix` verb. `client_factory` replaces the Anthropic client (tests script one)."""
+    from ci_agent.cli.fix_summary import summary_markdown
+    from ci_agent.engine.attempt import run_fix
+    from ci_agent.redact import Redactor
+
+    environ = os.environ if env is None else env
+    if args.github:
+        from ci_agent.platforms.github.cycle import github_fix
+
+        return github_fix(environ, client_factory)
+    if args.gitlab:
+        from ci_agent.platforms.gitlab.cycle import gitlab_fix
+
+        return gitlab_fix(environ, client_factory)
+    if not args.local:
+        raise UsageError("give --local (this repository), --github (inside GitHub Actions) or "
+                         "--gitlab (inside GitLab CI)")
+    repo = repo_root_arg(args.repo)
+    settings = load_settings(repo, environ, _overrides(args))
+    redactor = Redactor.from_environ(environ)
+    redact: Callable[[str], str] = redactor.redact
+    from ci_agent.llm.anthropic_client import DEFAULT_MODEL
+
+    plan = _plan(args, repo, settings, model_settings(settings, DEFAULT_MODEL))
+    _check_verify(plan, "--verify" if args.verify else "commands.verify of .ci-agent.yml")
+    if not args.dry_run and not environ.get(API_KEY_ENV) and client_factory is None:
+        raise UsageError(f"{API_KEY_ENV} is not set; it is needed to ask Claude (--dry-run needs no key)")
+    seams = real_seams(settings, environ, redactor, client_factory)
+    emit = _Events(args.json, redact)
+    outcome = run_fix(plan, settings, seams, emit)
+    if outcome.request is not None:
+        _print_request(outcome, emit, args.json)
+        return int(outcome.exit_code)
+    summary = redact(summary_markdown(outcome, plan))
+    _write_summary(summary, args.summary, args.json)
+    extra = {"summary": summary} if args.json and not args.summary else {}
+    emit("done", status=outcome.status, exit_code=int(outcome.exit_code), branch=outcome.fix_branch,
+         usage=outcome.usage.to_json(), message=outcome.message, **extra)
+    return int(outcome.exit_code)
+
+
+def request_bytes(request: Mapping[str, Any]) -> int:
+    """Size of the request body as JSON (compact, UTF-8), which is what goes over the wire."""
+    return len(json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def _print_request(outcome: Outcome, emit: _Events, as_json: bool) -> None:
+    assert outcome.request is not None
+    size = request_bytes(outcome.request)
+    if as_json:
+        emit("dry_run", bytes=size, request=outcome.request)
+        emit("done", status="dry_run", exit_code=0, branch=outcome.fix_branch)
+        return
+    write_stdout(emit.redact(json.dumps(outcome.request, indent=2, ensure_ascii=False)) + "\n")
+    print(f"ci-agent: dry run: the request is {size} bytes "
+          f"({len(outcome.request.get('tools', []))} tools); nothing was sent", file=sys.stderr)
+
+
+def _write_summary(text: str, path: str | None, as_json: bool) -> None:
+    if path:
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CiAgentError(f"cannot write the summary to {path}: {exc.strerror or exc}") from exc
+    elif not as_json:
+        write_stdout(text)
+
+
+__all__ = ["ExitCode", "register", "run_fix_command"]
