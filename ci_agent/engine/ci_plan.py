@@ -15,9 +15,9 @@ from ci_agent.engine.attempt import Outcome, Plan, Seams
 from ci_agent.engine.marker import Tried, Unverifiable
 from ci_agent.engine.platform import Words
 from ci_agent.engine.sources import Sources
+from ci_agent.engine.types import ActionInputs
 from ci_agent.errors import UsageError
 from ci_agent.llm.client import ModelClient
-from ci_agent.platforms.github.env import ActionInputs
 
 
 def make_plan(repo: Path, source_ref: str, fix_branch: str, settings: Settings, inputs: ActionInputs,

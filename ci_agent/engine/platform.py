@@ -14,7 +14,7 @@ from typing import Protocol
 
 from ci_agent.engine.forge import Forge
 from ci_agent.engine.sources import Sources
-from ci_agent.platforms.github.env import ActionInputs, Trigger
+from ci_agent.engine.types import ActionInputs, Trigger
 
 
 @dataclass(frozen=True)

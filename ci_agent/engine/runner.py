@@ -27,8 +27,8 @@ from ci_agent.engine.forge import ChangeRequest, Forge, Permission
 from ci_agent.engine.marker import ForgeState, events, fetch_fix_branch, observe_run, read_chain
 from ci_agent.engine.platform import Platform, Words
 from ci_agent.engine.sources import Sources
+from ci_agent.engine.types import ActionInputs, Trigger
 from ci_agent.errors import ExitCode, ForgeError, UsageError
-from ci_agent.platforms.github.env import ActionInputs, Trigger
 from ci_agent.platforms.github.output import log_line
 from ci_agent.render.untrusted import untrusted_md, untrusted_md_line
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ci_agent import git
 from ci_agent.engine.forge import Forge, Job
-from ci_agent.platforms.github.env import ActionInputs, Trigger
+from ci_agent.engine.types import ActionInputs, Trigger
 
 _EXAMPLES = 3
 

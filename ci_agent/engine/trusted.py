@@ -22,8 +22,8 @@ from ci_agent.config import CONFIG_FILE, Settings, settings_from_layers
 from ci_agent.config import _yaml as parse_yaml
 from ci_agent.engine import state
 from ci_agent.engine.platform import Words
+from ci_agent.engine.types import ActionInputs, Trigger
 from ci_agent.errors import ConfigError, ForgeError, UsageError
-from ci_agent.platforms.github.env import ActionInputs, Trigger
 from ci_agent.platforms.github.output import log_line
 
 TRUSTED_PREFIX = "refs/ci-agent/trusted/"

@@ -22,8 +22,8 @@ from ci_agent.engine.forge import ChangeRequest, CommandForge, Forge, Permission
 from ci_agent.engine.marker import ForgeState, events, fetch_fix_branch, read_chain, retry
 from ci_agent.engine.platform import Platform
 from ci_agent.engine.runner import Result, repo_root, run_cycle
+from ci_agent.engine.types import FIX_BRANCH_PREFIX, ActionInputs, Trigger
 from ci_agent.errors import ExitCode, UsageError
-from ci_agent.platforms.github.env import FIX_BRANCH_PREFIX, ActionInputs, Trigger
 from ci_agent.redact import sanitize_untrusted
 from ci_agent.slash import CommentFacts, SlashCommand, decide, help_text
 

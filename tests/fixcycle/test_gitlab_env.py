@@ -10,8 +10,8 @@ import pytest
 
 from ci_agent import git
 from ci_agent.engine.gitops import auth_config
+from ci_agent.engine.types import ActionInputs
 from ci_agent.errors import UsageError
-from ci_agent.platforms.github.env import ActionInputs
 from ci_agent.platforms.gitlab.cycle import own_job_prefix, write_dotenv
 from ci_agent.platforms.gitlab.env import (
     GITLAB_INPUT_NAMES,

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ci_agent.engine.sources import committed_files, fetched_sources, inline_sources
-from ci_agent.platforms.github.env import Trigger, action_inputs
+from ci_agent.engine.types import Trigger
+from ci_agent.platforms.github.env import action_inputs
 from ci_agent.platforms.github.forge import GitHubForge
 from tests.fakes.github_fake import GitHubFake
 from tests.forge.test_github import ACTIONS_TOKEN, zip_bytes

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ci_agent.engine.trusted import branch_copy, change_note, config_path, trusted_settings
+from ci_agent.engine.types import ActionInputs
 from ci_agent.errors import ConfigError, UsageError
-from ci_agent.platforms.github.env import ActionInputs
 
 MAIN_CONFIG = "notes:\n  - main's note\n"
 BRANCH_CONFIG = "notes:\n  - the branch's note\npatch:\n  use_default_deny: false\n"

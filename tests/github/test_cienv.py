@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from ci_agent.engine.types import ActionInputs, split_list
 from ci_agent.errors import UsageError
 from ci_agent.platforms.github.env import (
     INPUT_NAMES,
-    ActionInputs,
     CommentEvent,
     GitHubContext,
     action_inputs,
@@ -19,7 +19,6 @@ from ci_agent.platforms.github.env import (
     github_context,
     input_env_name,
     is_actions_token,
-    split_list,
     trigger,
 )
 

@@ -17,13 +17,12 @@ from ci_agent.engine.forge import Forge
 from ci_agent.engine.platform import GITHUB_WORDS
 from ci_agent.engine.runner import Result, run_cycle, summary
 from ci_agent.engine.sources import Sources, fetched_sources, inline_sources
+from ci_agent.engine.types import ActionInputs, Trigger
 from ci_agent.errors import CiAgentError, ExitCode, UsageError
 from ci_agent.logguard import emit_commands
 from ci_agent.platforms.github.env import (
     SECRET_INPUTS,
-    ActionInputs,
     GitHubContext,
-    Trigger,
     action_inputs,
     github_context,
     input_env_name,

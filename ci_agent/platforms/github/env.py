@@ -12,47 +12,30 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ci_agent.engine.types import (
+    DEFAULT_CONFIG,
+    DEFAULT_RESULTS,
+    MODES,
+    ActionInputs,
+    Trigger,
+    is_attempt_message,
+    judge,
+    split_list,
+)
 from ci_agent.errors import UsageError
 
-MODES = ("pr", "push", "propose")
-DEFAULT_RESULTS = "**/*.trx"
-DEFAULT_CONFIG = ".ci-agent.yml"
 INPUT_NAMES = ("anthropic_api_key", "github_token", "build_logs", "test_results", "verify", "mode",
                "max_attempts", "model", "config", "ci_workflow", "draft", "dry_run", "job_status")
 # Secret inputs: masked in the log before anything else is printed.
 SECRET_INPUTS = ("anthropic_api_key", "github_token")
-FIX_BRANCH_PREFIX = "ci-agent/fix/"
 _MAX_EVENT_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 # The YAML 1.2 core booleans, as `core.getBooleanInput` of the Actions toolkit accepts them.
 _TRUE = ("true", "True", "TRUE")
 _FALSE = ("false", "False", "FALSE")
-
-
-@dataclass(frozen=True)
-class ActionInputs:
-    anthropic_api_key: str = ""
-    token: str = ""  # input github_token (GitLab: the CI_AGENT_GITLAB_TOKEN variable)
-    build_logs: tuple[str, ...] = ()
-    test_results: tuple[str, ...] = (DEFAULT_RESULTS,)
-    verify: str = ""
-    mode: str = "pr"
-    max_attempts: int = 3
-    model: str = ""
-    config: str = DEFAULT_CONFIG
-    ci_workflow: str = ""
-    draft: bool = True
-    dry_run: bool = False
-    # Inline only: `${{ job.status }}` of the job the step runs in. "success" on a fix branch is the
-    # fix branch's green run (the step then reports it instead of fixing); empty or "failure": a
-    # step above failed.
-    job_status: str = ""
-
-    def secrets(self) -> tuple[str, ...]:
-        return tuple(v for v in (self.anthropic_api_key, self.token) if v)
 
 
 def input_env_name(name: str) -> str:
@@ -62,12 +45,6 @@ def input_env_name(name: str) -> str:
 
 def _raw(env: Mapping[str, str], name: str) -> str:
     return env.get(input_env_name(name), "").strip()
-
-
-def split_list(text: str) -> tuple[str, ...]:
-    """A list input: one item per line or comma-separated; blanks dropped, order kept."""
-    items = (part.strip() for line in text.splitlines() for part in line.split(","))
-    return tuple(dict.fromkeys(item for item in items if item))
 
 
 def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -205,35 +182,6 @@ def github_context(env: Mapping[str, str]) -> GitHubContext:
 
 # --- what triggered us ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Trigger:
-    """What failed and where. `refused`/`skipped` carry the sentence to show; when either is set
-    nothing may be checked out, fetched or sent anywhere."""
-
-    kind: str  # "inline" | "workflow_run" (GitHub) | "pipeline" (GitLab)
-    branch: str  # the branch whose CI ran (a source branch, or one of our fix branches)
-    sha: str
-    run_id: str
-    run_attempt: str
-    conclusion: str  # "failure", "success", ... ("failure" inline: we run after a failed step)
-    pr_number: int | None = None  # the source pull request, when there is one
-    actor: str = ""
-    fork: bool = False
-    refused: str = ""
-    skipped: str = ""
-    # the run's commit is one of our attempts (its message carries the trailer): a green run of
-    # it matters in modes push/propose, where attempts live on the failing branch itself
-    attempt_commit: bool = False
-
-    @property
-    def on_fix_branch(self) -> bool:
-        return self.branch.startswith(FIX_BRANCH_PREFIX)
-
-    @property
-    def failed(self) -> bool:
-        return self.conclusion in {"failure", "timed_out", "startup_failure"}
-
-
 def _get(data: Any, *keys: str) -> Any:
     for key in keys:
         if not isinstance(data, Mapping):
@@ -248,11 +196,6 @@ def _text(value: Any) -> str:
 
 def _login(value: Any) -> str:
     return _text(_get(value, "login"))
-
-
-FORK_REFUSAL = ("this run comes from a fork ({fork}); ci-agent never checks out or runs a fork's "
-                "code with this repository's secrets, so it did nothing. A maintainer can push the "
-                "branch to this repository to have it fixed.")
 
 
 def trigger(ctx: GitHubContext, job_status: str = "") -> Trigger:
@@ -294,30 +237,6 @@ def _workflow_run(ctx: GitHubContext) -> Trigger:
                     actor, fork,
                     attempt_commit=is_attempt_message(_text(_get(run, "head_commit", "message"))))
     return judge(found, head_repo)
-
-
-ATTEMPT_TRAILER = "CI-Agent-Attempt:"
-
-
-def is_attempt_message(message: str) -> bool:
-    """A commit message with our attempt trailer (a line starting `CI-Agent-Attempt:`)."""
-    return any(line.startswith(ATTEMPT_TRAILER) for line in message.splitlines())
-
-
-def judge(found: Trigger, head_repo: str) -> Trigger:
-    if found.fork:
-        return replace(found, refused=FORK_REFUSAL.format(fork=head_repo))
-    if not found.branch:
-        return replace(found, skipped="no branch is named for this run (a tag or a detached "
-                       "checkout?); there is nothing to open a fix against")
-    if found.branch.startswith("ci-agent/") and not found.on_fix_branch:
-        return replace(found, skipped=f"{found.branch} is a ci-agent branch; ci-agent never fixes "
-                       "its own branches")
-    if not found.failed and not found.on_fix_branch and not found.attempt_commit:
-        return replace(found, skipped=f"the run concluded {found.conclusion or 'without a conclusion'}"
-                       "; there is nothing to fix")
-    return found
-
 
 
 # --- slash commands: the comment that may hold one (issue 7) --------------------------------------

@@ -24,8 +24,8 @@ from ci_agent.engine.forge import Forge, PipelineStarter
 from ci_agent.engine.platform import GITLAB_WORDS
 from ci_agent.engine.runner import Result, run_cycle, summary
 from ci_agent.engine.sources import Sources, fetched_sources
+from ci_agent.engine.types import FIX_BRANCH_PREFIX, ActionInputs, Trigger
 from ci_agent.errors import CiAgentError, ExitCode, ForgeError, UsageError
-from ci_agent.platforms.github.env import FIX_BRANCH_PREFIX, ActionInputs, Trigger
 from ci_agent.platforms.gitlab.env import (
     OUTPUT_ENV_FILE,
     SUMMARY_FILE,

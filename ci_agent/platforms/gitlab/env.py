@@ -15,15 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ci_agent.engine.types import FORK_REFUSAL, ActionInputs, Trigger, is_attempt_message, judge
 from ci_agent.errors import UsageError
-from ci_agent.platforms.github.env import (
-    FORK_REFUSAL,
-    ActionInputs,
-    Trigger,
-    action_inputs,
-    is_attempt_message,
-    judge,
-)
+from ci_agent.platforms.github.env import action_inputs
 
 GITLAB_INPUT_PREFIX = "CI_AGENT_INPUT_"
 GITLAB_INPUT_NAMES = ("build_logs", "test_results", "verify", "mode", "max_attempts", "model", "config",
