@@ -38,6 +38,18 @@ _LEGACY_SAFE = "##\uff3b"
 _BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 
+_COMMAND_START = re.compile(r"^(\s*)::")
+
+
+def log_line(text: str) -> str:
+    """Untrusted text made safe for the log: control characters gone, and a line that would be
+    read as a workflow command (`::set-output`, `::add-mask`, `::stop-commands` ...) has its
+    leading `::` replaced by look-alike ratio signs, so the runner shows it as text."""
+    safe = re.sub("[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]", " ", text)
+    return "\n".join(_COMMAND_START.sub(lambda m: m.group(1) + "\u2236\u2236", line)
+                     for line in safe.split("\n"))
+
+
 def neutralise_line(line: str, at_start: bool = True) -> str:
     """One line (no break in it) as the runner will show it but never run it."""
     line = line.replace(_LEGACY, _LEGACY_SAFE)

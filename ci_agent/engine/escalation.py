@@ -20,7 +20,7 @@ from ci_agent.engine import texts
 from ci_agent.engine.forge import Forge, parse_marker, pick_status_comment, status_body
 from ci_agent.engine.marker import ForgeState
 from ci_agent.errors import ExitCode, ForgeError
-from ci_agent.platforms.github.output import log_line
+from ci_agent.logguard import log_line
 
 if TYPE_CHECKING:
     from ci_agent.config import Settings

@@ -29,7 +29,7 @@ from ci_agent.engine.platform import Platform, Words
 from ci_agent.engine.sources import Sources
 from ci_agent.engine.types import ActionInputs, Trigger
 from ci_agent.errors import ExitCode, ForgeError, UsageError
-from ci_agent.platforms.github.output import log_line
+from ci_agent.logguard import log_line
 from ci_agent.render.untrusted import untrusted_md, untrusted_md_line
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from ci_agent.engine import state
 from ci_agent.engine.platform import Words
 from ci_agent.engine.types import ActionInputs, Trigger
 from ci_agent.errors import ConfigError, ForgeError, UsageError
-from ci_agent.platforms.github.output import log_line
+from ci_agent.logguard import log_line
 
 TRUSTED_PREFIX = "refs/ci-agent/trusted/"
 _FILE_MODES = ("100644", "100755")

@@ -6,10 +6,10 @@ import base64
 import re
 from pathlib import Path
 
+from ci_agent.logguard import log_line
 from ci_agent.platforms.github.output import (
     MAX_SUMMARY_BYTES,
     fit_summary,
-    log_line,
     mask_lines,
     output_block,
     write_outputs,

@@ -19,7 +19,7 @@ from ci_agent.engine.runner import Result, run_cycle, summary
 from ci_agent.engine.sources import Sources, fetched_sources, inline_sources
 from ci_agent.engine.types import ActionInputs, Trigger
 from ci_agent.errors import CiAgentError, ExitCode, UsageError
-from ci_agent.logguard import emit_commands
+from ci_agent.logguard import emit_commands, log_line
 from ci_agent.platforms.github.env import (
     SECRET_INPUTS,
     GitHubContext,
@@ -31,7 +31,6 @@ from ci_agent.platforms.github.env import (
 )
 from ci_agent.platforms.github.output import (
     annotation_lines,
-    log_line,
     mask_secrets,
     write_outputs,
     write_summary,

@@ -7,8 +7,7 @@
 - `write_summary` appends Markdown to `$GITHUB_STEP_SUMMARY`, cut to stay within GitHub's 1 MiB
   per step.
 - `annotation_lines` reuses `ci_agent.render.github` (10 per type per step, escaped values).
-- `log_line` is how untrusted text reaches the log: a line that would start a workflow command
-  (`::...`) is neutralised, and `::stop-commands::` is never needed.
+(`ci_agent.logguard.log_line` is how untrusted text reaches the log, on every platform.)
 """
 
 from __future__ import annotations
@@ -53,18 +52,6 @@ def mask_secrets(values: Iterable[str], out: TextIO) -> None:
     lines = mask_lines(values)
     if lines:
         emit_commands(out, "".join(line + "\n" for line in lines))
-
-
-_COMMAND_START = re.compile(r"^(\s*)::")
-
-
-def log_line(text: str) -> str:
-    """Untrusted text made safe for the log: control characters gone, and a line that would be
-    read as a workflow command (`::set-output`, `::add-mask`, `::stop-commands` ...) has its
-    leading `::` replaced by look-alike ratio signs, so the runner shows it as text."""
-    safe = re.sub("[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]", " ", text)
-    return "\n".join(_COMMAND_START.sub(lambda m: m.group(1) + "\u2236\u2236", line)
-                     for line in safe.split("\n"))
 
 
 def _delimiter(values: Iterable[str]) -> str:
