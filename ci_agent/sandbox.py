@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ci_agent import proc, sandbox_fs
 from ci_agent.errors import CiAgentError
+from ci_agent.inputs import expand_inputs
 from ci_agent.redact import is_secret_name
 
 USER_NAME = "ci-agent-sandbox"
@@ -197,7 +198,5 @@ def _sandbox_parent() -> str:
 
 
 def _in_place(workdir: Path, globs: Sequence[str]) -> list[str]:
-    from ci_agent.cli.distill import expand_inputs
-
     relative = [str(workdir / g) for g in globs if not os.path.isabs(g)]
     return expand_inputs(relative, sys.stderr)

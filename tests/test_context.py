@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.cli.distill import read_inputs
 from ci_agent.config import ContextSettings
 from ci_agent.context import Context, Excerpt, bound_diff, gather_context, render_context
 from ci_agent.distill import distill, resolve_roots
 from ci_agent.git import git_ok
+from ci_agent.inputs import read_inputs
 from ci_agent.proc import run
 from ci_agent.redact import FENCE_TAG, Redactor
 from ci_agent.report import Report

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.cli.distill import read_inputs
 from ci_agent.distill import distill, resolve_roots
+from ci_agent.inputs import read_inputs
 from ci_agent.redact import Redactor, is_secret_name
 
 AZ_KEY = "Zm9vYmFyYmF6cXV4" * 5 + "Zm9vYmFyYg=="  # 88 characters of base64, as Azure issues

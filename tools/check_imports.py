@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 PACKAGE = "ci_agent"
@@ -26,8 +25,8 @@ LAYERS: dict[str, int] = {
     "envelope": 0, "secret_shapes": 0, "redact": 0, "logguard": 0, "config": 0,
     # 1: reading tool output
     "parsers": 1,
-    # 2: the report and its renderings
-    "distill": 2, "render": 2,
+    # 2: the report and its renderings; reading the input files into it
+    "distill": 2, "render": 2, "inputs": 2,
     # 3: checking and running what the model wrote; what the model is shown
     "patch": 3, "sandbox": 3, "sandbox_fs": 3, "verify_check": 3, "context": 3,
     # 4: talking to Claude

@@ -3,92 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import glob
-import os
-import re
-import shutil
 import sys
-import tempfile
-from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO, TextIO
 
 from ci_agent import git
-from ci_agent.distill import Input, distill, resolve_roots
+from ci_agent.distill import distill, resolve_roots
 from ci_agent.errors import InputError, UsageError
+from ci_agent.inputs import expand_inputs, read_inputs
 from ci_agent.logguard import CommandGuard
-from ci_agent.parsers import parse_stream
 from ci_agent.render import render
-from ci_agent.report import ParseResult, SourceInfo
+from ci_agent.report import ParseResult
 
-STDIN = "-"
 MIN_BYTES = 256  # below this not even the summary line and the omission lines fit
-_GLOB_CHARS_RE = re.compile(r"[*?\[]")
-
-
-def expand_inputs(patterns: Sequence[str], warn: TextIO) -> list[str]:
-    """Paths and globs (`**` recursive) -> files, in argument order, each glob sorted, no repeats.
-
-    A pattern that names nothing is reported on `warn` and skipped; the caller decides whether
-    what is left is enough.
-    """
-    found: list[str] = []
-    seen: set[str] = set()
-
-    def add(path: str) -> None:
-        key = path if path == STDIN else os.path.realpath(path)
-        if key not in seen:
-            seen.add(key)
-            found.append(path)
-
-    for pattern in patterns:
-        if pattern == STDIN:
-            add(STDIN)
-        elif _GLOB_CHARS_RE.search(pattern):
-            matches = sorted(p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
-            if not matches:
-                print(f"ci-agent: warning: no file matches {pattern!r}", file=warn)
-            for match in matches:
-                add(match)
-        elif os.path.isdir(pattern):
-            print(f"ci-agent: warning: {pattern!r} is a directory; give files or a glob such as "
-                  f"'{pattern.rstrip('/')}/**/*.trx'", file=warn)
-        elif not os.path.lexists(pattern):
-            print(f"ci-agent: warning: {pattern!r}: no such file", file=warn)
-        else:
-            add(pattern)
-    return found
-
-
-def _parse_file(path: str, forced: str | None, keep_cases: bool) -> Input:
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            result = parse_stream(fh, path, forced, keep_cases)
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    return Input(SourceInfo(path, result.format, size), result)
-
-
-def _parse_stdin(stdin: BinaryIO, forced: str | None, keep_cases: bool) -> Input:
-    # Spool to a temporary file: bounded memory, and we learn the size for the stats.
-    with tempfile.TemporaryFile() as spool:
-        shutil.copyfileobj(stdin, spool, 1 << 20)
-        size = spool.tell()
-        spool.seek(0)
-        result = parse_stream(spool, "<stdin>", forced, keep_cases)
-    return Input(SourceInfo("<stdin>", result.format, size), result)
-
-
-def read_inputs(paths: Sequence[str], forced: str | None, keep_cases: bool,
-                stdin: BinaryIO | None = None) -> list[Input]:
-    inputs = []
-    for path in paths:
-        if path == STDIN:
-            inputs.append(_parse_stdin(stdin if stdin is not None else sys.stdin.buffer, forced, keep_cases))
-        else:
-            inputs.append(_parse_file(path, forced, keep_cases))
-    return inputs
 
 
 def write_stdout(text: str, commands: bool = False) -> None:

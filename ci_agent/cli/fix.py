@@ -23,14 +23,9 @@ from ci_agent.engine import state
 from ci_agent.errors import CiAgentError, ExitCode, UsageError
 
 if TYPE_CHECKING:  # the engine is imported when the verb runs, not when the CLI starts
-    from ci_agent.engine.attempt import Outcome, Plan, Seams
+    from ci_agent.engine.attempt import Outcome, Plan
     from ci_agent.llm.client import ModelClient
-    from ci_agent.llm.types import AskResult, ModelSettings
-    from ci_agent.redact import Redactor
-    from ci_agent.report import Report
-
-API_KEY_ENV = "ANTHROPIC_API_KEY"
-BASE_URL_ENV = "CI_AGENT_ANTHROPIC_BASE_URL"
+    from ci_agent.llm.types import ModelSettings
 
 
 def register(verbs: Any) -> None:
@@ -95,15 +90,6 @@ def _source_branch(repo: Path) -> str:
     return branch
 
 
-def model_settings(settings: Settings, default_model: str) -> ModelSettings:
-    from ci_agent.llm.types import ModelSettings
-
-    m = settings.model
-    return ModelSettings(model=m.name or default_model, max_turns=m.max_turns, max_tokens=m.max_tokens,
-                         max_total_tokens=m.max_total_tokens, timeout_s=m.timeout_s,
-                         language=settings.language, notes=settings.notes)
-
-
 def _plan(args: argparse.Namespace, repo: Path, settings: Settings, model: ModelSettings) -> Plan:
     from ci_agent.engine.attempt import Plan
 
@@ -138,54 +124,12 @@ def _overrides(args: argparse.Namespace) -> dict[str, object]:
             "commands.test": args.command, "commands.verify": args.verify}
 
 
-def real_seams(settings: Settings, env: Mapping[str, str], redactor: Redactor,
-               client_factory: Callable[[], ModelClient] | None = None) -> Seams:
-    """The production seams: the Anthropic client (unless `client_factory` is given), the
-    tool-use loop, context, redaction."""
-    from ci_agent.engine.attempt import Seams
-
-    redact = redactor.redact
-
-    def anthropic_client() -> ModelClient:
-        from ci_agent.llm.anthropic_client import AnthropicClient
-
-        key = env.get(API_KEY_ENV, "")
-        if not key:
-            raise UsageError(f"{API_KEY_ENV} is not set; it is needed to ask Claude (--dry-run needs no key)")
-        return AnthropicClient(key, base_url=env.get(BASE_URL_ENV) or None,
-                               timeout_s=settings.model.timeout_s)
-
-    def ask(client: ModelClient, model: ModelSettings, user_text: str, repo: Path,
-            check: Callable[[str], list[str]], files: tuple[str, ...]) -> AskResult:
-        from ci_agent.llm.loop import ask_for_patch
-        from ci_agent.llm.tools import RepoTools
-
-        tools = RepoTools(repo, settings.context.exclude_globs)
-        return ask_for_patch(client, model, user_text, tools, check, files, redact)
-
-    def request(model: ModelSettings, user_text: str) -> dict[str, Any]:
-        from ci_agent.llm.loop import move_cache_breakpoint
-        from ci_agent.llm.prompt import initial_request, system_blocks
-
-        # Exactly what ask_for_patch sends first: it redacts the text and places the moving
-        # cache breakpoint on the last message before every call.
-        body = initial_request(model, system_blocks(model), redact(user_text))
-        move_cache_breakpoint(body["messages"])
-        return body
-
-    def context(repo: Path, report: Report) -> str:
-        from ci_agent.context import gather_context, render_context
-
-        return render_context(gather_context(repo, report, settings.context, redactor))
-
-    return Seams(client_factory or anthropic_client, ask, request, context, redact)
-
-
 def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = None,
                     client_factory: Callable[[], ModelClient] | None = None) -> int:
     """The `fix` verb. `client_factory` replaces the Anthropic client (tests script one)."""
-    from ci_agent.cli.fix_summary import summary_markdown
     from ci_agent.engine.attempt import run_fix
+    from ci_agent.engine.seams import API_KEY_ENV, model_settings, real_seams
+    from ci_agent.engine.summary import summary_markdown
     from ci_agent.redact import Redactor
 
     environ = os.environ if env is None else env

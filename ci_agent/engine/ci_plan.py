@@ -9,11 +9,11 @@ import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ci_agent.cli.fix import API_KEY_ENV, model_settings, real_seams
 from ci_agent.config import Settings
 from ci_agent.engine.attempt import Outcome, Plan, Seams
 from ci_agent.engine.marker import Tried, Unverifiable
 from ci_agent.engine.platform import Words
+from ci_agent.engine.seams import API_KEY_ENV, model_settings, real_seams
 from ci_agent.engine.sources import Sources
 from ci_agent.engine.types import ActionInputs
 from ci_agent.errors import UsageError

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TextIO
 
 from ci_agent import proc, sandbox
-from ci_agent.cli.distill import expand_inputs, read_inputs
 from ci_agent.distill import Input, distill, resolve_roots
 from ci_agent.engine.budget import fingerprint
+from ci_agent.inputs import expand_inputs, read_inputs
 from ci_agent.parsers import parse_stream
 from ci_agent.report import Report, RunError, Severity, SourceInfo
 

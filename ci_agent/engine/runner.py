@@ -442,7 +442,7 @@ class _Runner:
             cycle.forge.upsert_status_comment(number, cycle.marker.to_json(), body)
 
     def _details(self, outcome: Outcome, plan: Plan) -> str:
-        from ci_agent.cli.fix_summary import summary_markdown
+        from ci_agent.engine.summary import summary_markdown
 
         return self.redact(summary_markdown(outcome, replace(plan, source_ref=self._source_name(plan))))
 
