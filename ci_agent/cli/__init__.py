@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ci_agent import git
-from ci_agent.errors import UsageError
+from ci_agent.errors import CiAgentError, ExitCode, UsageError
 
 
 def repo_root_arg(directory: str) -> Path:
@@ -16,3 +18,15 @@ def repo_root_arg(directory: str) -> Path:
         return git.toplevel(directory)
     except git.GitError as exc:
         raise UsageError(f"--repo {directory}: not inside a git repository") from exc
+
+
+def run_reporting_errors(run: Callable[[], int]) -> int:
+    """The one place an error becomes an exit code: run a verb, and for a CiAgentError print
+    `ci-agent: error: ...` on stderr and return its exit code (an interrupt is a failure)."""
+    try:
+        return int(run())
+    except CiAgentError as exc:
+        print(f"ci-agent: error: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        return int(ExitCode.FAILURE)

@@ -24,7 +24,6 @@ def register(verbs: Any) -> None:
                        help="inside a GitHub Actions job on issue_comment / pull_request_review_comment")
     where.add_argument("--gitlab", action="store_true",
                        help="inside the GitLab job created for CI_AGENT_COMMAND_MR_IID / _NOTE_ID")
-    parser.set_defaults(handler=run_command)
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -3,29 +3,31 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from ci_agent import __version__, logguard
-from ci_agent.errors import CiAgentError, ExitCode
+from ci_agent.cli import command, doctor, fix, init, patch, poll, run_reporting_errors, serve
+from ci_agent.cli.distill import run_distill
 
 OUTPUT_FORMATS = ("llm", "markdown", "json", "github", "codequality", "junit")
-# Modules under ci_agent.cli with `register(verbs)`. A verb whose parser sets
-# `handler=<function(args) -> int>` is run through it; the older ones are dispatched below.
-VERB_MODULES = ("patch", "fix", "init", "doctor", "command", "serve", "poll")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ci-agent",
-        description="Turns a red pipeline into a reviewed fix.",
-    )
-    parser.add_argument("--version", action="version", version=f"ci-agent {__version__}")
-    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
-    verbs.required = True
+@dataclass(frozen=True, slots=True)
+class Verb:
+    """One `ci-agent VERB`: how its arguments are added to the parser, and what runs it.
 
+    A verb module keeps its engine imports inside the verb's run, so the table costs nothing at
+    start-up but the argument definitions."""
+
+    name: str
+    register: Callable[[Any], None]  # adds the verb's subparser to the top-level subparsers
+    run: Callable[[argparse.Namespace], int]
+
+
+def _register_distill(verbs: Any) -> None:
     distill = verbs.add_parser(
         "distill",
         help="read build logs and test results, print one duplicate-free failure report",
@@ -42,9 +44,32 @@ def build_parser() -> argparse.ArgumentParser:
     distill.add_argument("--max-bytes", type=int, default=None, metavar="N",
                          help="byte budget of the llm text (default 8000) and of the markdown summary "
                          "(default 65536, at most 1 MiB); the json report is never cut")
-    for name in VERB_MODULES:
-        module = importlib.import_module(f"ci_agent.cli.{name}")
-        module.register(verbs)
+
+
+# In the order `ci-agent --help` lists them.
+VERBS: tuple[Verb, ...] = (
+    Verb("distill", _register_distill, run_distill),
+    Verb("patch", patch.register, patch.run_patch),
+    Verb("fix", fix.register, fix.run_fix_command),
+    Verb("init", init.register, init.run_init),
+    Verb("doctor", doctor.register, doctor.run_doctor),
+    Verb("command", command.register, command.run_command),
+    Verb("serve", serve.register, serve.run_serve),
+    Verb("poll", poll.register, poll.run_poll),
+)
+_VERB_BY_NAME = {verb.name: verb for verb in VERBS}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ci-agent",
+        description="Turns a red pipeline into a reviewed fix.",
+    )
+    parser.add_argument("--version", action="version", version=f"ci-agent {__version__}")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    for verb in VERBS:
+        verb.register(verbs)
     return parser
 
 
@@ -53,42 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # streams, for every verb (logguard).
     guards = logguard.install(os.environ)
     try:
-        return _main(argv)
+        args = build_parser().parse_args(argv)
+        verb = _VERB_BY_NAME[args.verb]
+        return run_reporting_errors(lambda: verb.run(args))
     finally:
         logguard.uninstall(guards)
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        if args.verb == "distill":
-            from ci_agent.cli.distill import run_distill
-
-            return int(run_distill(args))
-        if args.verb == "patch":
-            from ci_agent.cli.patch import run_patch
-
-            return int(run_patch(args))
-        if args.verb == "fix":
-            from ci_agent.cli.fix import run_fix_command
-
-            return run_fix_command(args)
-        if args.verb == "init":
-            from ci_agent.cli.init import run_init
-
-            return run_init(args)
-        if args.verb == "doctor":
-            from ci_agent.cli.doctor import run_doctor
-
-            return run_doctor(args)
-        handler = getattr(args, "handler", None)
-        if handler is not None:
-            return int(handler(args))
-        parser.error(f"unknown verb {args.verb}")
-    except CiAgentError as exc:
-        print(f"ci-agent: error: {exc}", file=sys.stderr)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        return int(ExitCode.FAILURE)
-    return int(ExitCode.OK)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from ci_agent.cli import run_reporting_errors
 from ci_agent.engine.forge import ChangeRequest, Comment
 from ci_agent.errors import ForgeError, UsageError
 from ci_agent.platforms.gitlab.command_pipelines import CURSOR_VARIABLE, format_time, parse_time
@@ -69,7 +70,6 @@ def register(verbs: Any) -> None:
     poll.add_argument("--inline", action="store_true",
                       help="run `ci-agent command --gitlab` for each command in this job instead of "
                       "starting a pipeline per command")
-    poll.set_defaults(handler=run_poll)
 
 
 def poll_once(forge: PollForge, dispatch: Dispatch, *, now: datetime, job_started: datetime | None = None,
@@ -126,23 +126,23 @@ def pipeline_dispatch(forge: PollForge) -> Dispatch:
     return dispatch
 
 
-def inline_dispatch(env: MutableMapping[str, str], run: Callable[[list[str]], int] | None = None) -> Dispatch:
-    """`ci-agent command --gitlab` in this process, its command named by the same variables a
-    command pipeline would carry."""
-    def dispatch(iid: int, note_id: int) -> str:
-        env[MR_VARIABLE], env[NOTE_VARIABLE] = str(iid), str(note_id)
-        try:
-            if run is None:
-                from ci_agent.cli.main import main
+CommandHandler = Callable[[Mapping[str, str]], int]  # `ci-agent command --gitlab` given its environment
 
-                code = main(["command", "--gitlab"])
-            else:
-                code = run(["command", "--gitlab"])
-        finally:
-            env.pop(MR_VARIABLE, None)
-            env.pop(NOTE_VARIABLE, None)
+
+def inline_dispatch(env: Mapping[str, str], handle: CommandHandler | None = None) -> Dispatch:
+    """`ci-agent command --gitlab` in this process: the command handler is given this job's
+    environment plus the variables a command pipeline would carry, naming the note."""
+    def dispatch(iid: int, note_id: int) -> str:
+        command_env = {**env, MR_VARIABLE: str(iid), NOTE_VARIABLE: str(note_id)}
+        code = run_reporting_errors(lambda: (handle or _gitlab_command)(command_env))
         return f"handled here (exit {code})"
     return dispatch
+
+
+def _gitlab_command(env: Mapping[str, str]) -> int:
+    from ci_agent.platforms.gitlab.cycle import gitlab_command  # the engine loads when a command runs
+
+    return gitlab_command(env)
 
 
 def run_poll(args: argparse.Namespace, env: MutableMapping[str, str] | None = None) -> int:

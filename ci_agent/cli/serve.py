@@ -41,7 +41,6 @@ def register(verbs: Any) -> None:
                        "the API at startup); default: any project whose webhook knows the secret")
     serve.add_argument("--gitlab-url", default=None, metavar="URL",
                        help="the GitLab server (default: CI_AGENT_GITLAB_URL, CI_SERVER_URL, https://gitlab.com)")
-    serve.set_defaults(handler=run_serve)
 
 
 def gitlab_url(given: str | None, env: Mapping[str, str]) -> str:

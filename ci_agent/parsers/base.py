@@ -25,8 +25,12 @@ class LineConsumer(Protocol):
 
 
 class LogParser(Protocol):
-    name: str
-    description: str
+    # read-only members, so that a frozen parser fits too
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
 
     def sniff(self, head: Sequence[str]) -> bool:
         """True when the first clean lines of a log look like this parser's format."""
@@ -36,9 +40,15 @@ class LogParser(Protocol):
 
 
 class XmlParser(Protocol):
-    name: str
-    description: str
-    root_names: frozenset[str]  # local names of root elements this parser reads
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def root_names(self) -> frozenset[str]:
+        """Local names of the root elements this parser reads."""
 
     def parse(self, stream: BinaryIO, source: str, keep_cases: bool = False) -> ParseResult:
         """Parse one result file. Malformed input becomes run_errors plus what was read before it."""

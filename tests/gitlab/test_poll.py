@@ -5,7 +5,7 @@ later than the last), so nothing here depends on the wall clock except the end-t
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -123,16 +123,27 @@ def test_inline_hands_each_command_to_the_handler_with_its_variables(fake: GitLa
     iid = fake.new_merge_request("feature", "main", "Login")
     note = fake.add_note(iid, "/ci-agent fix", "alice")
     env: dict[str, str] = {"CI_PROJECT_PATH": "acme/shop"}
-    seen: list[tuple[list[str], dict[str, str]]] = []
+    seen: list[dict[str, str]] = []
 
-    def handler(argv: list[str]) -> int:
-        seen.append((argv, dict(env)))
+    def handler(command_env: Mapping[str, str]) -> int:
+        seen.append(dict(command_env))
         return 0
     result = poll_once(forge_of(fake), inline_dispatch(env, handler), now=fake.now, log=lambda line: None)
-    assert seen == [(["command", "--gitlab"], {"CI_PROJECT_PATH": "acme/shop", MR_VARIABLE: str(iid),
-                                               NOTE_VARIABLE: str(note)})]
+    assert seen == [{"CI_PROJECT_PATH": "acme/shop", MR_VARIABLE: str(iid), NOTE_VARIABLE: str(note)}]
     assert env == {"CI_PROJECT_PATH": "acme/shop"}  # nothing left behind for the next command
     assert result.handled == [(iid, note, "handled here (exit 0)")] and fake.created_pipelines == []
+
+
+def test_inline_reports_a_failed_command_as_its_exit_code(fake: GitLabFake,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    iid = fake.new_merge_request("feature", "main", "Login")
+    note = fake.add_note(iid, "/ci-agent fix", "alice")
+
+    def handler(command_env: Mapping[str, str]) -> int:
+        raise ForgeError("the forge said no")
+    result = poll_once(forge_of(fake), inline_dispatch({}, handler), now=fake.now, log=lambda line: None)
+    assert result.handled == [(iid, note, "handled here (exit 5)")]
+    assert capsys.readouterr().err == "ci-agent: error: the forge said no\n"
 
 
 def test_a_developer_token_cannot_keep_the_cursor(fake: GitLabFake) -> None:
