@@ -15,10 +15,8 @@ from ci_agent.config import (
     ModelConfig,
     PatchSettings,
     Settings,
-    env_name,
-    load_settings,
-    parse_settings,
 )
+from ci_agent.config.load import env_name, load_settings, parse_settings
 from ci_agent.errors import ConfigError, ExitCode
 
 

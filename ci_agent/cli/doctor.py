@@ -35,7 +35,8 @@ from ci_agent.cli.workflows import (
     read_gitlab_ci,
     read_workflows,
 )
-from ci_agent.config import CONFIG_FILE, load_settings
+from ci_agent.config import CONFIG_FILE
+from ci_agent.config.load import load_settings
 from ci_agent.errors import CiAgentError, UsageError
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "FAIL"

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ci_agent.cli import repo_root_arg
 from ci_agent.cli.distill import write_stdout
-from ci_agent.config import Settings, load_settings
+from ci_agent.config import Settings
+from ci_agent.config.load import load_settings
 from ci_agent.engine import state
 from ci_agent.errors import CiAgentError, ExitCode, UsageError
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_agent.cli import repo_root_arg
-from ci_agent.config import load_settings
+from ci_agent.config.load import load_settings
 from ci_agent.errors import ExitCode, InputError
 from ci_agent.patch.engine import Verdict, apply_patch, review
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ci_agent import git
-from ci_agent.config import CONFIG_FILE, Settings, settings_from_layers
-from ci_agent.config import _yaml as parse_yaml
+from ci_agent.config import CONFIG_FILE, Settings
+from ci_agent.config.load import parse_yaml, settings_from_layers
 from ci_agent.engine import state
 from ci_agent.engine.platform import Words
 from ci_agent.engine.types import ActionInputs, Trigger

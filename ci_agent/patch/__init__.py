@@ -2,8 +2,8 @@
 with git and apply it all or nothing — never a half-applied tree (DESIGN.md §4.4)."""
 
 from ci_agent.patch.apply import ApplyError, Trailers, commit, rollback, snapshot
+from ci_agent.patch.diff import Rejection
 from ci_agent.patch.engine import Verdict, apply_patch, review
-from ci_agent.patch.parse import Rejection
 
 __all__ = ["ApplyError", "Rejection", "Trailers", "Verdict", "apply_patch", "commit", "review",
            "rollback", "snapshot"]

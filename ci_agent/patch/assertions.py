@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from ci_agent.patch import lines
+from ci_agent.patch.diff import FilePatch, Rejection
 from ci_agent.patch.lines import Line
-from ci_agent.patch.parse import FilePatch, Rejection
 
 _HOW = "Keep the original check and fix the code under test."
 _ARG = r"([\w.]+(?:\(\s*\))?|\"[^\"]*\"|'[^']*'|-?\d+(?:\.\d+)?)"

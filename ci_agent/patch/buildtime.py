@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ci_agent.patch import lines
-from ci_agent.patch.parse import FilePatch, Patch
+from ci_agent.patch.diff import FilePatch, Patch
 
 _ALWAYS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(^|/)conftest\.py$"), "pytest imports it before any test"),

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from ci_agent.patch import lines
+from ci_agent.patch.diff import FilePatch, Rejection
 from ci_agent.patch.lines import Line
-from ci_agent.patch.parse import FilePatch, Rejection
 
 _SUPPRESSION = re.compile(
     r"#\s*pragma\s+warning\s+disable|#\s*pragma\s+warning\s*\(\s*disable|<\s*NoWarn\s*>|\bNoWarn\s*=|"

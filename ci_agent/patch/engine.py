@@ -14,10 +14,11 @@ from ci_agent import git
 from ci_agent.config import PatchSettings
 from ci_agent.patch.apply import ApplyError, apply_atomically, check
 from ci_agent.patch.buildtime import build_changes
+from ci_agent.patch.diff import Patch, Rejection
 from ci_agent.patch.extract import extract_diff, fit_to_repo
 from ci_agent.patch.gates import run_gates
 from ci_agent.patch.invisible import rejections as invisible_rejections
-from ci_agent.patch.parse import Patch, PatchParseError, Rejection, parse_patch
+from ci_agent.patch.parse import PatchParseError, parse_patch
 from ci_agent.patch.policy import hooks_dir_of, police
 from ci_agent.patch.protected import GITLAB_CI, included_files
 from ci_agent.patch.render import render_patch

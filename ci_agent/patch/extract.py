@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from ci_agent.patch.parse import UNKNOWN_START, FilePatch, Hunk, Patch
+from ci_agent.patch.diff import UNKNOWN_START, FilePatch, Hunk, Patch
 
 _FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([\w+.-]*)[^`]*$")
 _DIFF_INFO = {"diff", "patch", "udiff", "git"}

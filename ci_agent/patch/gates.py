@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from ci_agent.config import GateSettings
 from ci_agent.patch import assertions, diagnostics, lines, skips
-from ci_agent.patch.parse import FilePatch, Patch, Rejection
+from ci_agent.patch.diff import FilePatch, Patch, Rejection
 
 _TEST_DIR = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/", re.I)
 _TEST_PROJECT_DIR = re.compile(r"(^|/)[^/]*[.-](tests?|specs?|unittests?|integrationtests?)/", re.I)

@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Callable
 
 from ci_agent.patch import lines
-from ci_agent.patch.parse import FilePatch, Patch, Rejection
+from ci_agent.patch.diff import FilePatch, Patch, Rejection
 
 _BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
 _INVISIBLE = {

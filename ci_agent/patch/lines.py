@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ci_agent.patch.parse import FilePatch
+from ci_agent.patch.diff import FilePatch
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
-"""A small typed model of a unified diff and a lenient parser for what models write.
+"""A lenient parser of the unified diffs models write, into the typed model of diff.py.
 
-The engine never hands git the text it received: it parses it into this model, polices the
+The engine never hands git the text it received: it parses it into the model, polices the
 model, and renders the model back (render.py). So git can only act on what the policy has
 seen: a header line this parser does not know is dropped, never obeyed.
 
@@ -13,19 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-NULL_PATH = "/dev/null"
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """Why (part of) a patch may not land; `message` is written for the model that sent it."""
-
-    rule: str
-    path: str
-    message: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"rule": self.rule, "path": self.path, "message": self.message}
+from ci_agent.patch.diff import NULL_PATH, UNKNOWN_START, FilePatch, Hunk, Patch
 
 
 class PatchParseError(ValueError):
@@ -34,92 +22,10 @@ class PatchParseError(ValueError):
         self.path = path
 
 
-@dataclass(frozen=True, slots=True)
-class Hunk:
-    old_start: int
-    new_start: int
-    # Each line keeps its prefix (' ', '+', '-' or '\\' for "No newline at end of file") and no
-    # line terminator; a '\r' of a CRLF file stays part of the content.
-    lines: tuple[str, ...]
-    section: str = ""
-
-    @property
-    def old_count(self) -> int:
-        return sum(1 for line in self.lines if line[:1] in (" ", "-"))
-
-    @property
-    def new_count(self) -> int:
-        return sum(1 for line in self.lines if line[:1] in (" ", "+"))
-
-    @property
-    def added(self) -> int:
-        return sum(1 for line in self.lines if line[:1] == "+")
-
-    @property
-    def removed(self) -> int:
-        return sum(1 for line in self.lines if line[:1] == "-")
-
-
-@dataclass(frozen=True, slots=True)
-class FilePatch:
-    old_path: str | None  # None: the file is created
-    new_path: str | None  # None: the file is deleted
-    hunks: tuple[Hunk, ...] = ()
-    old_mode: str | None = None
-    new_mode: str | None = None
-    rename: bool = False
-    copy: bool = False
-    binary: bool = False
-    # Every path the headers named (diff --git, ---/+++, rename/copy from/to), all policed.
-    mentioned: tuple[str, ...] = ()
-
-    @property
-    def path(self) -> str:
-        return self.new_path or self.old_path or ""
-
-    @property
-    def is_new(self) -> bool:
-        return self.old_path is None
-
-    @property
-    def is_deleted(self) -> bool:
-        return self.new_path is None
-
-    @property
-    def added(self) -> int:
-        return sum(h.added for h in self.hunks)
-
-    @property
-    def removed(self) -> int:
-        return sum(h.removed for h in self.hunks)
-
-    @property
-    def modes(self) -> tuple[str, ...]:
-        return tuple(m for m in (self.old_mode, self.new_mode) if m)
-
-
-@dataclass(frozen=True, slots=True)
-class Patch:
-    files: tuple[FilePatch, ...]
-
-    @property
-    def added(self) -> int:
-        return sum(f.added for f in self.files)
-
-    @property
-    def removed(self) -> int:
-        return sum(f.removed for f in self.files)
-
-    @property
-    def paths(self) -> tuple[str, ...]:
-        return tuple(f.path for f in self.files)
-
-
 _HUNK_HEADER = re.compile(r"^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? ?(?:@@+(.*))?$")
 _BARE_HUNK_HEADER = re.compile(r"^@@+\s*(?:@@+)?\s*$")
 _MODE = re.compile(r"^[0-7]{6}$")
 _C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
-UNKNOWN_START = -1
 
 
 def unquote(text: str) -> tuple[str, str]:

@@ -20,8 +20,8 @@ import unicodedata
 from pathlib import Path
 
 from ci_agent.config import CONFIG_FILE, DEFAULT_DENY, PatchSettings
+from ci_agent.patch.diff import FilePatch, Patch, Rejection
 from ci_agent.patch.invisible import HIDDEN
-from ci_agent.patch.parse import FilePatch, Patch, Rejection
 from ci_agent.patch.protected import WHY_DENIED, WHY_INCLUDED, include_matches, is_disguised, skeleton
 
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:([/\\]|$)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ci_agent.patch.parse import NULL_PATH, FilePatch, Hunk, Patch
+from ci_agent.patch.diff import NULL_PATH, FilePatch, Hunk, Patch
 
 _SAFE = re.compile(r"^[\x20-\x7e]*$")
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from ci_agent.patch import lines
+from ci_agent.patch.diff import FilePatch, Rejection
 from ci_agent.patch.lines import Line
-from ci_agent.patch.parse import FilePatch, Rejection
 
 _HOW = "A test that does not run is not a fix: make it pass by fixing the code it tests."
 _HOW_FILTER = ("Filtering tests out of the run hides the failure: keep every test in the run and fix "

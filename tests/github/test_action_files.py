@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from ci_agent import __version__
-from ci_agent.cli import init
+from ci_agent.cli import init, stacks
 from ci_agent.cli.workflows import WorkflowFile
 from ci_agent.platforms.github import env as cienv
 from tests.conftest import REPO_ROOT
@@ -65,7 +65,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     watched = [WorkflowFile(Path(".github/workflows/build.yml"), "Build: all"),
                WorkflowFile(Path(".github/workflows/test.yml"), "Test")]
     paths = []
-    for stack in init.STACKS:
+    for stack in stacks.STACKS:
         inline = out / f"{stack.name}-inline.yml"
         inline.write_text(init.render_inline(stack))
         on_failure = out / f"{stack.name}-on-failure.yml"
@@ -287,4 +287,4 @@ def test_the_packaged_templates_are_the_pipelines_files() -> None:
     """`ci-agent init` writes the copies inside the wheel; they must be these files."""
     for path in WORKFLOWS:
         assert init.template(path.name) == path.read_text(encoding="utf-8"), path.name
-    assert init.render_inline(init.DOTNET) == INLINE.read_text(encoding="utf-8")
+    assert init.render_inline(stacks.DOTNET) == INLINE.read_text(encoding="utf-8")

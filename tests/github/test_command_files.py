@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from ci_agent import __version__
-from ci_agent.cli import init
+from ci_agent.cli import init, stacks
 from ci_agent.cli.workflows import WorkflowFile
 from ci_agent.platforms.github import env as cienv
 from tests.conftest import REPO_ROOT
@@ -67,7 +67,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     out = tmp_path_factory.mktemp("rendered-command")
     watched = [WorkflowFile(Path(".github/workflows/build: all.yml"), "Build: all")]
     paths = []
-    for stack in init.STACKS:
+    for stack in stacks.STACKS:
         for suffix, seen in (("", []), ("-watching", watched)):
             path = out / f"{stack.name}{suffix}-command.yml"
             path.write_text(init.render_command(stack, seen))
@@ -341,7 +341,7 @@ def test_the_workflow_passes_only_declared_inputs_and_the_key_from_a_secret() ->
 
 def test_the_packaged_template_is_the_pipelines_file() -> None:
     assert init.template(WORKFLOW.name) == WORKFLOW.read_text(encoding="utf-8")
-    assert init.render_command(init.DOTNET, []) == WORKFLOW.read_text(encoding="utf-8")
+    assert init.render_command(stacks.DOTNET, []) == WORKFLOW.read_text(encoding="utf-8")
 
 
 @pytest.mark.xfail(README_HEADING not in README.read_text(encoding="utf-8"), strict=True,

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from ci_agent import __version__
-from ci_agent.cli import doctor, init
+from ci_agent.cli import doctor, init, stacks
 from ci_agent.cli.main import main
-from ci_agent.config import parse_settings
+from ci_agent.config.load import parse_settings
 from tests.conftest import REPO_ROOT
 from tests.fakes.github_fake import GitHubFake
 
@@ -139,10 +139,10 @@ _MARKERS = {"dotnet": "Lib.fsproj", "node": "package.json", "python": "pyproject
             "go": "go.mod", "maven": "pom.xml", "gradle": "build.gradle.kts"}
 
 
-@pytest.mark.parametrize("stack", init.STACKS, ids=lambda s: s.name)
-def test_init_detects_each_stack_and_writes_its_commands(tmp_path: Path, stack: init.Stack) -> None:
+@pytest.mark.parametrize("stack", stacks.STACKS, ids=lambda s: s.name)
+def test_init_detects_each_stack_and_writes_its_commands(tmp_path: Path, stack: stacks.Stack) -> None:
     (tmp_path / _MARKERS[stack.name]).write_text("\n")
-    assert [s.name for s in init.detect_stacks(tmp_path)] == [stack.name]
+    assert [s.name for s in stacks.detect_stacks(tmp_path)] == [stack.name]
     assert main(["init", "--repo", str(tmp_path)]) == 0
     settings = parse_settings((tmp_path / ".ci-agent.yml").read_text())
     assert " ".join(settings.commands.build) == stack.build
@@ -159,7 +159,7 @@ def test_detection_ignores_dependencies_and_prefers_the_shallowest(tmp_path: Pat
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "pyproject.toml").write_text("\n")
     (tmp_path / "go.mod").write_text("module x\n")
-    assert [s.name for s in init.detect_stacks(tmp_path)] == ["go", "python"]
+    assert [s.name for s in stacks.detect_stacks(tmp_path)] == ["go", "python"]
 
 
 def test_init_without_a_build_file_says_what_it_looked_for(tmp_path: Path,

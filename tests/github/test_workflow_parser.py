@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ci_agent.cli import init
+from ci_agent.cli import init, stacks
 from ci_agent.cli.workflows import WorkflowFile
 from tests.conftest import REPO_ROOT
 
@@ -60,7 +60,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     watched = [WorkflowFile(Path(".github/workflows/build: all.yml"), "Build: all"),
                WorkflowFile(Path(".github/workflows/test.yml"), "Test")]
     paths = []
-    for stack in init.STACKS:
+    for stack in stacks.STACKS:
         for name, text in (("inline", init.render_inline(stack)),
                            ("on-failure", init.render_on_failure(stack, watched)),
                            ("command", init.render_command(stack, watched))):

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from ci_agent import __version__
-from ci_agent.cli import doctor, init
+from ci_agent.cli import doctor, init, stacks
 from ci_agent.cli.main import main
 from ci_agent.cli.workflows import GITLAB_DISTILL_INPUTS, GITLAB_FIX_INPUTS, read_gitlab_ci
-from ci_agent.config import parse_settings
+from ci_agent.config.load import parse_settings
 from tests.conftest import REPO_ROOT
 from tests.gitlab import gitlab_ci
 
@@ -88,8 +88,8 @@ def test_init_writes_a_starter_gitlab_ci_that_gitlab_accepts(repo: Path, tmp_pat
     assert parse_settings((repo / ".ci-agent.yml").read_text()).results.globs == ("**/*.trx",)
 
 
-@pytest.mark.parametrize("stack", init.STACKS, ids=lambda s: s.name)
-def test_every_stack_gets_a_job_and_inputs_the_include_files_accept(stack: init.Stack) -> None:
+@pytest.mark.parametrize("stack", stacks.STACKS, ids=lambda s: s.name)
+def test_every_stack_gets_a_job_and_inputs_the_include_files_accept(stack: stacks.Stack) -> None:
     config = _resolved(init.render_gitlab_ci(stack))
     build = config["build"]
     assert build["image"] == init.GITLAB_IMAGES[stack.name]

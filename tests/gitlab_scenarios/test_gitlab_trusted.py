@@ -36,7 +36,8 @@ def commit_file(world: World, branch: str, path: str, text: str, *, new_branch: 
 def test_starter_config_verify_is_not_run_in_the_job(world: World) -> None:
     """The .NET starter config's `verify: dotnet test` (ci-agent init --forge gitlab) in a job
     without dotnet: the attempt is pushed and the fix branch's pipeline decides."""
-    from ci_agent.cli.init import DOTNET, render_config
+    from ci_agent.cli.init import render_config
+    from ci_agent.cli.stacks import DOTNET
 
     commit_file(world, "main", ".ci-agent.yml", render_config(DOTNET))
     answer(world, "broken", "fix")

@@ -2,15 +2,10 @@
 
 Precedence: flags > environment > file > defaults. Each layer is flattened into dotted leaf
 paths (`budget.max_attempts`) tagged with where the value came from, the layers are merged, and
-the frozen dataclass tree is built once from the merged leaves, so every value is validated the
-same way whatever its source and every error names the key *and* its source.
-
-Each top-level section is one frozen dataclass (a field whose default is a dataclass is a
-section; anything else is a leaf), so a new section is one dataclass and one `Settings` field.
-Unknown keys are errors (with a "did you mean" hint): a misspelt `allow_test_skip` silently
-ignored would be worse. Field metadata `kind` says how a leaf is read when its default's type
-does not: `argv` (a command: a string split with `shlex.split`, never a shell, or a list),
-`text` (free text lines: team notes), `language` (`en`, `es`, `pt-BR`, ... or `match`).
+the frozen dataclass tree of `ci_agent.config` is built once from the merged leaves, so every
+value is validated the same way whatever its source and every error names the key *and* its
+source. Unknown keys are errors (with a "did you mean" hint): a misspelt `allow_test_skip`
+silently ignored would be worse.
 """
 
 from __future__ import annotations
@@ -20,170 +15,24 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
+from ci_agent.config import CONFIG_FILE, CommitSettings, Settings
 from ci_agent.errors import ConfigError
 
-CONFIG_FILE = ".ci-agent.yml"
 ENV_PREFIX = "CI_AGENT_"
 COMMAND_LINE = "command line"
-
-DEFAULT_DENY: tuple[str, ...] = (
-    # what CI runs: GitHub (workflows, composite actions, dependabot), GitLab (the pipeline and
-    # the files it includes, which the patch engine adds from the pipeline file itself)
-    ".github/**",
-    ".gitlab-ci.yml",
-    ".gitlab/**",
-    # who reviews, and how git treats files (filters, diff drivers, submodule URLs)
-    "CODEOWNERS",
-    ".gitmodules",
-    ".gitattributes",
-    # git hooks: they run on a developer's (or the CI job's) commit and push
-    "**/.husky/**",
-    "**/.githooks/**",
-    "**/.git-hooks/**",
-    "**/.lefthook/**",
-    "lefthook.yml",
-    "lefthook.yaml",
-    ".lefthook.yml",
-    ".lefthook.yaml",
-    "lefthook-local.yml",
-    "lefthook-local.yaml",
-    ".pre-commit-config.yaml",
-    ".pre-commit-config.yml",
-    # where packages come from: one line points a restore at an attacker's feed
-    "nuget.config",
-    ".npmrc",
-    ".yarnrc",
-    ".yarnrc.yml",
-    "pip.conf",
-    "pip.ini",
-    ".pypirc",
-    # ci-agent's own policy, and secrets
-    ".ci-agent.yml",
-    ".env*",
-    "*.pem",
-    "*.key",
-    "**/secrets/**",
-)
-# Never shown to the model, whatever the config says: files that hold secrets by convention.
-# Globs match like the patch deny list (`ci_agent.patch.policy.glob_match`): no `/` = any depth.
-SECRET_GLOBS: tuple[str, ...] = (".env*", "*.pem", "*.key", "**/secrets/**")
-
-_LANGUAGE_RE = re.compile(r"match|[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
-
-
-@dataclass(frozen=True, slots=True)
-class GateSettings:
-    """Fake-fix gates; each flag opts in to what is rejected by default."""
-
-    allow_test_deletion: bool = False
-    allow_test_skips: bool = False
-    allow_assertion_changes: bool = False
-    allow_warning_suppression: bool = False
-    allow_strictness_changes: bool = False
-    allow_empty_catch: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class PatchSettings:
-    max_files: int = 10
-    max_changed_lines: int = 200
-    max_patch_bytes: int = 1_000_000
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    use_default_deny: bool = True
-    allow_renames: bool = False
-    allow_deletions: bool = False
-    gates: GateSettings = field(default_factory=GateSettings)
-    # Where this run's configuration was read from when it is not `.ci-agent.yml` (the action's
-    # `config` input): denied like `.ci-agent.yml`, whatever `deny` says. Not a file setting.
-    config_paths: tuple[str, ...] = field(default=(), metadata={"internal": True})
-
-    @property
-    def deny_globs(self) -> tuple[str, ...]:
-        return (DEFAULT_DENY if self.use_default_deny else ()) + self.deny
-
-
-@dataclass(frozen=True, slots=True)
-class CommitSettings:
-    author_name: str = "ci-agent"
-    author_email: str = "ci-agent@users.noreply.github.com"
-    no_verify: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ModelConfig:
-    """`model:`. `name` None means the client's default (a current Sonnet from the SDK's list):
-    the SDK may only be imported by `ci_agent.llm.anthropic_client`, so the default lives there."""
-
-    name: str | None = None
-    max_turns: int = 8
-    max_tokens: int = 8192
-    max_total_tokens: int = 400_000
-    timeout_s: int = 300
-
-
-@dataclass(frozen=True, slots=True)
-class BudgetSettings:
-    max_attempts: int = 3
-
-
-@dataclass(frozen=True, slots=True)
-class CommandSettings:
-    """Build/test/verify commands as argv tuples (empty: not configured)."""
-
-    build: tuple[str, ...] = field(default=(), metadata={"kind": "argv"})
-    test: tuple[str, ...] = field(default=(), metadata={"kind": "argv"})
-    verify: tuple[str, ...] = field(default=(), metadata={"kind": "argv"})
-    timeout_s: int = 1800
-
-
-@dataclass(frozen=True, slots=True)
-class ResultsSettings:
-    """Test-result globs (`results: [...]` is shorthand for `results: {globs: [...]}`)."""
-
-    globs: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ContextSettings:
-    """What the model is shown besides the report (see `ci_agent.context`)."""
-
-    exclude: tuple[str, ...] = ()
-    excerpt_lines: int = field(default=12, metadata={"min": 0})
-    whole_file_bytes: int = field(default=8192, metadata={"min": 0})
-    max_bytes: int = field(default=60_000, metadata={"min": 1000})
-    diff_bytes: int = field(default=16_000, metadata={"min": 0})
-    base_ref: str | None = None
-
-    @property
-    def exclude_globs(self) -> tuple[str, ...]:
-        return SECRET_GLOBS + self.exclude
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    patch: PatchSettings = field(default_factory=PatchSettings)
-    commit: CommitSettings = field(default_factory=CommitSettings)
-    model: ModelConfig = field(default_factory=ModelConfig)
-    budget: BudgetSettings = field(default_factory=BudgetSettings)
-    commands: CommandSettings = field(default_factory=CommandSettings)
-    results: ResultsSettings = field(default_factory=ResultsSettings)
-    context: ContextSettings = field(default_factory=ContextSettings)
-    notes: tuple[str, ...] = field(default=(), metadata={"kind": "text"})
-    language: str = field(default="en", metadata={"kind": "language"})
-
 
 T = TypeVar("T")
 Leaves = dict[str, tuple[object, str]]  # dotted path -> (raw value, source label)
 
 # A section that may be given as its one list field directly.
 _SHORTHAND = {"results": "globs"}
+_LANGUAGE_RE = re.compile(r"match|[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 
 
 # --------------------------------------------------------------------------- schema
@@ -424,7 +273,7 @@ def settings_from_mapping(raw: object) -> Settings:
     return settings_from_layers(raw)
 
 
-def _yaml(text: str) -> object:
+def parse_yaml(text: str) -> object:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -432,7 +281,7 @@ def _yaml(text: str) -> object:
 
 
 def parse_settings(text: str) -> Settings:
-    return settings_from_mapping(_yaml(text))
+    return settings_from_mapping(parse_yaml(text))
 
 
 def load_settings(repo_root: str | Path, env: Mapping[str, str] | None = None,
@@ -441,7 +290,7 @@ def load_settings(repo_root: str | Path, env: Mapping[str, str] | None = None,
     variables of `env` (default: the process environment), then `overrides` from flags."""
     path = Path(repo_root) / CONFIG_FILE
     try:
-        raw = _yaml(path.read_text(encoding="utf-8"))
+        raw = parse_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raw = None
     except (OSError, UnicodeDecodeError) as exc:

@@ -1,0 +1,160 @@
+"""What can be set in `.ci-agent.yml`: the sections, their defaults and what each leaf means.
+
+Each top-level section is one frozen dataclass (a field whose default is a dataclass is a
+section; anything else is a leaf), so a new section is one dataclass and one `Settings` field.
+Field metadata `kind` says how a leaf is read when its default's type does not: `argv` (a
+command: a string split with `shlex.split`, never a shell, or a list), `text` (free text lines:
+team notes), `language` (`en`, `es`, `pt-BR`, ... or `match`); `min` is an integer's least value;
+`internal` marks a field the program sets, never a file or variable. Reading and validating the
+layers is `ci_agent.config.load`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CONFIG_FILE = ".ci-agent.yml"
+
+DEFAULT_DENY: tuple[str, ...] = (
+    # what CI runs: GitHub (workflows, composite actions, dependabot), GitLab (the pipeline and
+    # the files it includes, which the patch engine adds from the pipeline file itself)
+    ".github/**",
+    ".gitlab-ci.yml",
+    ".gitlab/**",
+    # who reviews, and how git treats files (filters, diff drivers, submodule URLs)
+    "CODEOWNERS",
+    ".gitmodules",
+    ".gitattributes",
+    # git hooks: they run on a developer's (or the CI job's) commit and push
+    "**/.husky/**",
+    "**/.githooks/**",
+    "**/.git-hooks/**",
+    "**/.lefthook/**",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".pre-commit-config.yaml",
+    ".pre-commit-config.yml",
+    # where packages come from: one line points a restore at an attacker's feed
+    "nuget.config",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "pip.conf",
+    "pip.ini",
+    ".pypirc",
+    # ci-agent's own policy, and secrets
+    ".ci-agent.yml",
+    ".env*",
+    "*.pem",
+    "*.key",
+    "**/secrets/**",
+)
+# Never shown to the model, whatever the config says: files that hold secrets by convention.
+# Globs match like the patch deny list (`ci_agent.patch.policy.glob_match`): no `/` = any depth.
+SECRET_GLOBS: tuple[str, ...] = (".env*", "*.pem", "*.key", "**/secrets/**")
+
+
+@dataclass(frozen=True, slots=True)
+class GateSettings:
+    """Fake-fix gates; each flag opts in to what is rejected by default."""
+
+    allow_test_deletion: bool = False
+    allow_test_skips: bool = False
+    allow_assertion_changes: bool = False
+    allow_warning_suppression: bool = False
+    allow_strictness_changes: bool = False
+    allow_empty_catch: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PatchSettings:
+    max_files: int = 10
+    max_changed_lines: int = 200
+    max_patch_bytes: int = 1_000_000
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    use_default_deny: bool = True
+    allow_renames: bool = False
+    allow_deletions: bool = False
+    gates: GateSettings = field(default_factory=GateSettings)
+    # Where this run's configuration was read from when it is not `.ci-agent.yml` (the action's
+    # `config` input): denied like `.ci-agent.yml`, whatever `deny` says. Not a file setting.
+    config_paths: tuple[str, ...] = field(default=(), metadata={"internal": True})
+
+    @property
+    def deny_globs(self) -> tuple[str, ...]:
+        return (DEFAULT_DENY if self.use_default_deny else ()) + self.deny
+
+
+@dataclass(frozen=True, slots=True)
+class CommitSettings:
+    author_name: str = "ci-agent"
+    author_email: str = "ci-agent@users.noreply.github.com"
+    no_verify: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """`model:`. `name` None means the client's default (a current Sonnet from the SDK's list):
+    the SDK may only be imported by `ci_agent.llm.anthropic_client`, so the default lives there."""
+
+    name: str | None = None
+    max_turns: int = 8
+    max_tokens: int = 8192
+    max_total_tokens: int = 400_000
+    timeout_s: int = 300
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSettings:
+    max_attempts: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSettings:
+    """Build/test/verify commands as argv tuples (empty: not configured)."""
+
+    build: tuple[str, ...] = field(default=(), metadata={"kind": "argv"})
+    test: tuple[str, ...] = field(default=(), metadata={"kind": "argv"})
+    verify: tuple[str, ...] = field(default=(), metadata={"kind": "argv"})
+    timeout_s: int = 1800
+
+
+@dataclass(frozen=True, slots=True)
+class ResultsSettings:
+    """Test-result globs (`results: [...]` is shorthand for `results: {globs: [...]}`)."""
+
+    globs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    """What the model is shown besides the report (see `ci_agent.context`)."""
+
+    exclude: tuple[str, ...] = ()
+    excerpt_lines: int = field(default=12, metadata={"min": 0})
+    whole_file_bytes: int = field(default=8192, metadata={"min": 0})
+    max_bytes: int = field(default=60_000, metadata={"min": 1000})
+    diff_bytes: int = field(default=16_000, metadata={"min": 0})
+    base_ref: str | None = None
+
+    @property
+    def exclude_globs(self) -> tuple[str, ...]:
+        return SECRET_GLOBS + self.exclude
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    patch: PatchSettings = field(default_factory=PatchSettings)
+    commit: CommitSettings = field(default_factory=CommitSettings)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
+    commands: CommandSettings = field(default_factory=CommandSettings)
+    results: ResultsSettings = field(default_factory=ResultsSettings)
+    context: ContextSettings = field(default_factory=ContextSettings)
+    notes: tuple[str, ...] = field(default=(), metadata={"kind": "text"})
+    language: str = field(default="en", metadata={"kind": "language"})
