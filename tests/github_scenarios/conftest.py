@@ -13,8 +13,7 @@ from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.fixtures import anthropic_fake
 from tests.github_scenarios.fake_site import SiteFake
 from tests.github_scenarios.harness import World
-from tests.scenarios import model_scripts as model
-from tests.scenarios.sample_repos import PYTHON, Sample, create_sample_repo
+from tests.platform_scenarios.base import world_builder
 
 __all__ = ["anthropic_fake", "forge_waits", "make_world", "world"]
 
@@ -35,22 +34,7 @@ def forge_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 @pytest.fixture
 def make_world(tmp_path: Path, anthropic_fake: AnthropicFake, monkeypatch: pytest.MonkeyPatch,
                capfd: pytest.CaptureFixture[str], forge_waits: list[float]) -> Iterator[MakeWorld]:
-    fakes: list[SiteFake] = []
-    # A request past the end of a test's script gets a give_up (not a 500 the client would retry);
-    # every test counts the requests, so an extra one still fails it.
-    anthropic_fake.reply_always(model.give_up("(the scenario's script has no more answers)"))
-
-    def build(sample: Sample = PYTHON, substitutions: dict[str, str] | None = None) -> World:
-        repo = create_sample_repo(tmp_path, sample, substitutions)
-        github = SiteFake(repo.origin)
-        github.__enter__()
-        fakes.append(github)
-        return World(tmp_path, repo, github, anthropic_fake, monkeypatch, capfd)
-
-    yield build
-    for github in fakes:
-        github.__exit__(None, None, None)
-        assert github.failures == [], github.failures
+    yield from world_builder(tmp_path, anthropic_fake, monkeypatch, capfd, SiteFake, World)
 
 
 @pytest.fixture

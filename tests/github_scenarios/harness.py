@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shlex
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +26,6 @@ from typing import Any
 
 import pytest
 
-import ci_agent
-from ci_agent.cli.main import main
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.archives import zip_folder
 from tests.github_scenarios.fake_site import (
@@ -40,16 +36,24 @@ from tests.github_scenarios.fake_site import (
     run_pull_request,
     workflow_run_event,
 )
+from tests.platform_scenarios.base import (
+    FIX_BRANCH,
+    ROOT_CAUSE,
+    SUMMARY,
+    OriginReads,
+    child_command,
+    child_environment,
+    run_in_process,
+)
 from tests.scenarios.sample_repos import PYTEST, SampleRepo, git, run
+
+__all__ = ["ACTIONS_BOT", "ACTIONS_TOKEN", "API_KEY", "FIX_BRANCH", "ROOT_CAUSE", "SUMMARY", "USER_TOKEN",
+           "ActionRun", "CiRun", "Job", "World", "open_person_pr", "refuse_rewinds", "same_repo_pr"]
 
 ACTIONS_TOKEN = "ghs_fake_actions"  # GITHUB_TOKEN: acts as github-actions[bot]
 USER_TOKEN = "ghp_fake_user"  # a PAT of octocat (admin): its pushes start CI by themselves
 ACTIONS_BOT = "github-actions[bot]"
 API_KEY = "sk-ant-api03-github-scenario-key-0000000000"
-FIX_BRANCH = "ci-agent/fix/main"
-ROOT_CAUSE = ("average_rating in shop/ratings.py divides by len(ratings), which is zero for a product "
-              "without ratings, so tests/test_ratings.py::test_no_ratings_yet raises ZeroDivisionError.")
-SUMMARY = "Return 0.0 from average_rating when there are no ratings."
 # The action's inputs with the defaults of the contract; the runner passes every declared input.
 DEFAULT_INPUTS = {"anthropic_api_key": API_KEY, "github_token": ACTIONS_TOKEN, "build_logs": "",
                   "test_results": "**/*.trx", "verify": "", "mode": "pr", "max_attempts": "3",
@@ -109,15 +113,8 @@ class Job:
 
     def start(self) -> Job:
         """`python -m ci_agent fix --github` in a child process, as the container's entrypoint."""
-        base = {k: v for k, v in os.environ.items()
-                if not k.startswith(_OURS) and k not in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-                                                         "GITHUB_TOKEN", "CI"}}
-        # The code under test, not whatever checkout the environment's editable install names.
-        source = str(Path(ci_agent.__file__).resolve().parents[1])
-        path = os.pathsep.join(p for p in (source, base.get("PYTHONPATH", "")) if p)
-        self.child = subprocess.Popen([sys.executable, "-m", "ci_agent", "fix", "--github"],
-                                      cwd=self.workspace, env={**base, **self.variables, "PYTHONPATH": path},
-                                      text=True,
+        self.child = subprocess.Popen(child_command("fix", "--github"), cwd=self.workspace,
+                                      env=child_environment(self.variables, _OURS), text=True,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         return self
 
@@ -157,7 +154,7 @@ def timestamped(text: str, when: str = "2026-12-02T16:00:00.0000000Z") -> bytes:
 
 
 @dataclass
-class World:
+class World(OriginReads):
     tmp: Path
     repo: SampleRepo
     github: SiteFake
@@ -170,15 +167,7 @@ class World:
     _run_ids: Iterator[int] = field(default_factory=lambda: itertools.count(9101))
     _job_runs: Iterator[int] = field(default_factory=lambda: itertools.count(7701))
 
-    # -- git ---------------------------------------------------------------------------------
-
-    def origin_tip(self, branch: str) -> str | None:
-        out = git(self.repo.origin, "rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}",
-                  check=False)
-        return out.strip() or None
-
-    def origin_branches(self) -> list[str]:
-        return git(self.repo.origin, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    # -- git (reads of origin: OriginReads) ---------------------------------------------------
 
     def checkout(self, ref: str, name: str, shallow: bool = False) -> Path:
         """A clone of origin at branch `ref`, as actions/checkout leaves it: full history
@@ -201,21 +190,6 @@ class World:
         git(clone, "commit", "-q", "-m", message)
         git(clone, "push", "-q", "origin", branch)
         return git(clone, "rev-parse", "HEAD").strip()
-
-    def commits(self, base: str, branch: str) -> list[str]:
-        return git(self.repo.origin, "rev-list", f"{base}..refs/heads/{branch}").split()
-
-    def show(self, branch: str, path: str) -> str:
-        return git(self.repo.origin, "show", f"refs/heads/{branch}:{path}")
-
-    def trailers(self, rev: str) -> dict[str, list[str]]:
-        out = git(self.repo.origin, "log", "-1", "--format=%(trailers:only,unfold)", rev)
-        found: dict[str, list[str]] = {}
-        for line in out.splitlines():
-            key, sep, value = line.partition(":")
-            if sep:
-                found.setdefault(key.strip(), []).append(value.strip())
-        return found
 
     # -- CI --------------------------------------------------------------------------------------
 
@@ -357,21 +331,7 @@ class World:
         return found
 
     def _invoke(self, variables: dict[str, str], workspace: Path) -> tuple[int, str, str]:
-        with self.monkeypatch.context() as patch:
-            for name in list(os.environ):
-                if name.startswith(_OURS) or name in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-                                                      "GITHUB_TOKEN", "CI"}:
-                    patch.delenv(name)
-            for name, value in variables.items():
-                patch.setenv(name, value)
-            patch.chdir(workspace)
-            self.capfd.readouterr()
-            try:
-                code = main(["fix", "--github"])
-            except SystemExit as exit_:  # argparse: the container would exit with this code
-                code = exit_.code if isinstance(exit_.code, int) else 1
-            out, err = self.capfd.readouterr()
-        return code, out, err
+        return run_in_process(self.monkeypatch, self.capfd, variables, workspace, ["fix", "--github"], _OURS)
 
     # -- what GitHub holds --------------------------------------------------------------------
 

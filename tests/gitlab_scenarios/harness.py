@@ -24,9 +24,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import json
-import os
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -36,13 +34,19 @@ from typing import Any
 
 import pytest
 
-import ci_agent
-from ci_agent.cli.main import main
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.archives import zip_folder
 from tests.fakes.gitlab_fake import FakeJob, GitLabFake
-from tests.github_scenarios.harness import API_KEY, CI_COMMAND, FIX_BRANCH
+from tests.github_scenarios.harness import API_KEY, CI_COMMAND
 from tests.gitlab.gitlab_ci import job_when, render
+from tests.platform_scenarios.base import (
+    FIX_BRANCH,
+    SECRETS,
+    OriginReads,
+    child_command,
+    child_environment,
+    run_in_process,
+)
 from tests.scenarios.sample_repos import SampleRepo, git, run
 
 __all__ = ["API_KEY", "BOT", "BOT_TOKEN", "FIX_BRANCH", "JobRun", "Pipeline", "World"]
@@ -57,7 +61,7 @@ DEFAULT_INCLUDE: dict[str, Any] = {"test_results": "**/*.trx, **/junit*.xml"}
 PIPELINE_COMMAND = f"{CI_COMMAND} --color=yes"
 # Variables of the test process that must not leak into the job (the runner starts clean).
 _OURS = ("GITHUB_", "INPUT_", "CI_", "GITLAB_", "RUNNER_")
-_SECRETS = {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GITHUB_TOKEN", "CI"}
+_SECRETS = SECRETS
 ESC = "\x1b"
 HEADER = f"{ESC}[36;1m"  # how the runner colours a section's title
 COMMAND = f"{ESC}[32;1m"  # ... the script lines it echoes
@@ -147,7 +151,7 @@ def runner_trace(command: str, output: str, exit_code: int, sha: str, branch: st
 
 
 @dataclass
-class World:
+class World(OriginReads):
     tmp: Path
     repo: SampleRepo
     gitlab: GitLabFake
@@ -165,15 +169,7 @@ class World:
     _job_ids: Iterator[int] = field(default_factory=lambda: itertools.count(70001))
     _clones: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
-    # -- git ---------------------------------------------------------------------------------
-
-    def origin_tip(self, branch: str) -> str | None:
-        out = git(self.repo.origin, "rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}",
-                  check=False)
-        return out.strip() or None
-
-    def origin_branches(self) -> list[str]:
-        return git(self.repo.origin, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    # -- git (reads of origin: OriginReads) ---------------------------------------------------
 
     def clone(self, ref: str, name: str) -> Path:
         path = self.tmp / "runner" / f"{name}-{next(self._clones)}"
@@ -186,21 +182,6 @@ class World:
         git(path, "config", "user.name", "Dev Person")
         git(path, "config", "user.email", "dev@example.com")
         return path
-
-    def commits(self, base: str, branch: str) -> list[str]:
-        return git(self.repo.origin, "rev-list", f"{base}..refs/heads/{branch}").split()
-
-    def show(self, branch: str, path: str) -> str:
-        return git(self.repo.origin, "show", f"refs/heads/{branch}:{path}")
-
-    def trailers(self, rev: str) -> dict[str, list[str]]:
-        out = git(self.repo.origin, "log", "-1", "--format=%(trailers:only,unfold)", rev)
-        found: dict[str, list[str]] = {}
-        for line in out.splitlines():
-            key, sep, value = line.partition(":")
-            if sep:
-                found.setdefault(key.strip(), []).append(value.strip())
-        return found
 
     # -- the project's pipeline -------------------------------------------------------------------
 
@@ -335,30 +316,13 @@ class World:
         return found
 
     def _spawn(self, variables: dict[str, str], workspace: Path) -> tuple[int, str, str]:
-        base = {k: v for k, v in os.environ.items() if not k.startswith(_OURS) and k not in _SECRETS}
-        # The code under test, not whatever checkout the environment's editable install names.
-        source = str(Path(ci_agent.__file__).resolve().parents[1])
-        path = os.pathsep.join(p for p in (source, base.get("PYTHONPATH", "")) if p)
-        done = subprocess.run([sys.executable, "-m", "ci_agent", "fix", "--gitlab"], cwd=workspace,
-                              env={**base, **variables, "PYTHONPATH": path}, text=True,
+        done = subprocess.run(child_command("fix", "--gitlab"), cwd=workspace,
+                              env=child_environment(variables, _OURS), text=True,
                               capture_output=True, timeout=300, check=False)
         return done.returncode, done.stdout, done.stderr
 
     def _invoke(self, variables: dict[str, str], workspace: Path) -> tuple[int, str, str]:
-        with self.monkeypatch.context() as patch:
-            for name in list(os.environ):
-                if name.startswith(_OURS) or name in _SECRETS:
-                    patch.delenv(name)
-            for name, value in variables.items():
-                patch.setenv(name, value)
-            patch.chdir(workspace)
-            self.capfd.readouterr()
-            try:
-                code = main(["fix", "--gitlab"])
-            except SystemExit as exit_:  # argparse: the job would end with this code
-                code = exit_.code if isinstance(exit_.code, int) else 1
-            out, err = self.capfd.readouterr()
-        return code, out, err
+        return run_in_process(self.monkeypatch, self.capfd, variables, workspace, ["fix", "--gitlab"], _OURS)
 
     # -- what GitLab holds --------------------------------------------------------------------
 

@@ -1,38 +1,30 @@
-"""Scripted model answers for the Python sample and the checks every GitLab scenario repeats
-(the fix merge request, its status note, the dotenv outputs). The patches and summaries are the
-GitHub scenarios' (tests/github_scenarios/steps.py): the same sample, the same wrong attempts."""
+"""The checks every GitLab scenario repeats (the fix merge request, its status note, the dotenv
+outputs); the scripted model answers are every platform's (tests/platform_scenarios/steps.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ci_agent.engine.forge import parse_marker
-from tests.github_scenarios.harness import ROOT_CAUSE, SUMMARY
-from tests.github_scenarios.steps import OUTCOMES, RATINGS, WRONG_ORDER, WRONG_SUMMARIES, diff
 from tests.gitlab_scenarios.harness import FIX_BRANCH, JobRun, World
-from tests.scenarios import model_scripts as model
-from tests.scenarios.sample_repos import PYTHON, apply_edit
+from tests.platform_scenarios.base import with_marker
+from tests.platform_scenarios.steps import (
+    OUTCOMES,
+    RATINGS,
+    WRONG_ORDER,
+    WRONG_SUMMARIES,
+    answer,
+    diff,
+    model_calls,
+    version,
+)
 
-__all__ = ["RATINGS", "WRONG_ORDER", "WRONG_SUMMARIES", "answer", "assert_dotenv", "fail_attempts",
-           "model_calls", "status_notes", "the_status_note", "version"]
-
-
-def version(world: World, name: str) -> str:
-    """shop/ratings.py after the sample's edit `name` ("broken", "fix", or a wrong one)."""
-    broken = world.repo.files[RATINGS]
-    if name == "broken":
-        return broken
-    return apply_edit(broken, PYTHON.fix if name == "fix" else PYTHON.wrong[name])
-
-
-def answer(world: World, current: str, target: str, summary: str = SUMMARY) -> None:
-    """Queue the model's answer: a patch from the branch's `current` version to `target`."""
-    world.api.reply(model.submit_patch(diff(version(world, current), version(world, target)),
-                                       summary=summary, root_cause=ROOT_CAUSE))
+__all__ = ["OUTCOMES", "RATINGS", "WRONG_ORDER", "WRONG_SUMMARIES", "answer", "assert_dotenv",
+           "assert_fix_mr_outputs", "diff", "fail_attempts", "model_calls", "status_notes",
+           "the_status_note", "version"]
 
 
 def status_notes(world: World, iid: int) -> list[dict[str, Any]]:
-    return [n for n in world.notes_on(iid) if parse_marker(n["body"]) is not None]
+    return with_marker(world.notes_on(iid))
 
 
 def the_status_note(world: World, iid: int) -> dict[str, Any]:
@@ -54,10 +46,6 @@ def assert_fix_mr_outputs(world: World, run: JobRun, outcome: str, attempt: int)
                   mr_url=mr["web_url"])
     assert int(run.dotenv.get("CI_AGENT_TOKENS", "0") or "0") > 0, str(run)
     return mr
-
-
-def model_calls(world: World) -> int:
-    return len(world.api.message_requests)
 
 
 def fail_attempts(world: World, count: int) -> list[str]:

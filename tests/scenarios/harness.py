@@ -11,14 +11,15 @@ from typing import Any
 import pytest
 
 from ci_agent.cli.main import main
+from tests.platform_scenarios.base import FIX_BRANCH, ROOT_CAUSE, SUMMARY, trailers_of
 from tests.scenarios.sample_repos import Sample, SampleRepo, apply_edit, create_sample_repo, git, working_copy
+
+__all__ = ["ATTEMPTS_REF_PREFIX", "DUMMY_KEY", "FIX_BRANCH", "ROOT_CAUSE", "SUMMARY", "FixRun",
+           "assert_clean_finish", "assert_fixed_on_branch", "attempt_refs", "branch_tip", "changed_files",
+           "commits_on", "fix", "fixed_text", "trailers", "user_repo", "worktrees"]
 
 ATTEMPTS_REF_PREFIX = "refs/ci-agent/attempts/"
 DUMMY_KEY = "sk-ant-api03-scenario-dummy-key-0000"
-FIX_BRANCH = "ci-agent/fix/main"
-ROOT_CAUSE = ("average_rating in shop/ratings.py divides by len(ratings), which is zero for a product "
-              "without ratings, so tests/test_ratings.py::test_no_ratings_yet raises ZeroDivisionError.")
-SUMMARY = "Return 0.0 from average_rating when there are no ratings."
 
 
 @dataclass(frozen=True)
@@ -64,13 +65,7 @@ def branch_tip(repo: SampleRepo, branch: str) -> str | None:
 
 
 def trailers(repo: SampleRepo, rev: str) -> dict[str, list[str]]:
-    out = git(repo.path, "log", "-1", "--format=%(trailers:only,unfold)", rev)
-    found: dict[str, list[str]] = {}
-    for line in out.splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            found.setdefault(key.strip(), []).append(value.strip())
-    return found
+    return trailers_of(repo.path, rev)
 
 
 def attempt_refs(repo: SampleRepo) -> list[str]:
