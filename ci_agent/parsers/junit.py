@@ -29,9 +29,9 @@ from ci_agent.parsers.xmlresults import (
     name_of,
     parse_duration,
     parse_int,
-    stream_events,
     tail,
     text,
+    walk_cases,
 )
 from ci_agent.report import Outcome, ParseResult, TestCase
 
@@ -64,25 +64,7 @@ class JUnitParser:
 
     def parse(self, stream: BinaryIO, source: str, keep_cases: bool = False) -> ParseResult:
         sink = CaseSink(self.name, source, keep_cases)
-        walk = _Walk(sink)
-        for event, elem, name in stream_events(stream, sink):
-            if walk.root is None and not walk.begin(elem, name):
-                break
-            # Hot loop: one call per event only where something happens.
-            if event == "start":
-                if name == _CASE:
-                    walk.case_depth += 1
-                elif name == _SUITE and not walk.case_depth:
-                    walk.open_suite(elem)
-            elif walk.case_depth:
-                if name == _CASE:
-                    walk.case_depth -= 1
-                    if not walk.case_depth:
-                        walk.end_case(elem)
-            else:
-                walk.end_other(elem, name)
-        walk.finish()
-        return sink.finish()
+        return walk_cases(stream, sink, _Walk(sink), _CASE, frozenset({_SUITE}))
 
 
 class _Walk:

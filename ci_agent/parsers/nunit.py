@@ -23,18 +23,19 @@ from ci_agent.parsers.caps import NAME_BYTES, cap, cap_name
 from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
     MAX_STACK_CHARS,
-    MAX_STDOUT_CHARS,
     CaseSink,
     Freer,
+    children_by_name,
     clear_element,
     head,
     name_of,
+    output_of,
     parse_duration,
     parse_int,
-    stream_events,
-    tail,
     text,
     trim_blank_lines,
+    walk_cases,
+    with_problem,
 )
 from ci_agent.report import Outcome, ParseResult, TestCase
 
@@ -58,6 +59,7 @@ _RESULTS = {
 }
 _FAILED_LABELS = {"error": Outcome.ERROR, "invalid": Outcome.ERROR, "cancelled": Outcome.ABORTED}
 _TIMEOUT_LABEL_PREFIX = "test exceeded timeout"
+_CASE_CHILDREN = frozenset({"failure", "reason", "output", "assertions"})
 
 
 class NUnitParser:
@@ -67,25 +69,7 @@ class NUnitParser:
 
     def parse(self, stream: BinaryIO, source: str, keep_cases: bool = False) -> ParseResult:
         sink = CaseSink(self.name, source, keep_cases)
-        walk = _Walk(sink)
-        for event, elem, name in stream_events(stream, sink):
-            if walk.root is None and not walk.begin(elem, name):
-                break
-            # Hot loop: one call per event only where something happens.
-            if event == "start":
-                if name == _CASE:
-                    walk.case_depth += 1
-                elif not walk.case_depth and name in _ROOTS:
-                    walk.open_suite(elem)
-            elif walk.case_depth:
-                if name == _CASE:
-                    walk.case_depth -= 1
-                    if not walk.case_depth:
-                        walk.end_case(elem)
-            else:
-                walk.end_other(elem, name)
-        walk.finish()
-        return sink.finish()
+        return walk_cases(stream, sink, _Walk(sink), _CASE, _ROOTS)
 
 
 @dataclass
@@ -205,17 +189,8 @@ def case_from_element(elem: Any) -> TestCase:
 
 
 def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
-    failure = reason = output = assertions = None
-    for child in elem:
-        child_name = name_of(child.tag)
-        if child_name == "failure":
-            failure = child
-        elif child_name == "reason":
-            reason = child
-        elif child_name == "output":
-            output = child
-        elif child_name == "assertions":
-            assertions = child
+    children = children_by_name(elem, _CASE_CHILDREN)
+    failure, reason, assertions = children.get("failure"), children.get("reason"), children.get("assertions")
     message = stack = None
     if failure is not None:
         message = _message_of(failure)
@@ -224,17 +199,15 @@ def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
         message, stack = _first_failed_assertion(assertions, stack)
     if message is None and reason is not None:
         message = _message_of(reason)
-    if problem:
-        message = f"{problem}; {message}" if message else problem
     name = cap_name(_name_of_case(elem))
     return TestCase(
         name=name,
         outcome=outcome,
         classname=cap(elem.get("classname") or _class_from_name(name), NAME_BYTES),
-        message=head(message, MAX_MESSAGE_CHARS),
+        message=head(with_problem(message, problem), MAX_MESSAGE_CHARS),
         stack=head(stack, MAX_STACK_CHARS),
         duration_s=parse_duration(elem.get("duration") or elem.get("time")),
-        stdout=tail(trim_blank_lines(text(output)) if output is not None else None, MAX_STDOUT_CHARS),
+        stdout=output_of(children.get("output")),
     )
 
 

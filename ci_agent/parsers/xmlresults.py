@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from lxml import etree
 
@@ -36,17 +36,22 @@ MAX_NOTE_NAMES = 10
 
 __all__ = [
     "CaseSink",
+    "CaseWalk",
     "Freer",
+    "children_by_name",
     "clear_element",
     "first_line",
     "head",
     "name_of",
+    "output_of",
     "parse_duration",
     "parse_int",
     "stream_events",
     "tail",
     "text",
     "trim_blank_lines",
+    "walk_cases",
+    "with_problem",
 ]
 
 
@@ -244,3 +249,68 @@ class Freer:
         self._freed += 1
         if self._freed % 256 == 0:
             clear_element(elem)
+
+
+class CaseWalk(Protocol):
+    """One streaming pass over a format of nested suites and cases (JUnit, NUnit)."""
+
+    root: str | None  # the root element's name, once seen
+    case_depth: int  # > 0 while inside a case
+
+    def begin(self, root: Any, name: str) -> bool:
+        """The root element; False stops the walk (not this format)."""
+
+    def open_suite(self, elem: Any) -> None: ...
+
+    def end_case(self, elem: Any) -> None: ...
+
+    def end_other(self, elem: Any, name: str) -> None:
+        """The end of an element outside any case (a suite, or something in one)."""
+
+    def finish(self) -> None: ...
+
+
+def walk_cases(stream: BinaryIO, sink: CaseSink, walk: CaseWalk, case: str,
+               suites: frozenset[str]) -> ParseResult:
+    """Drive `walk` over every element of `stream`: `case` elements are leaves (a case inside a
+    case is part of it), `suites` open a suite when met outside a case."""
+    for event, elem, name in stream_events(stream, sink):
+        if walk.root is None and not walk.begin(elem, name):
+            break
+        # Hot loop: one call per event only where something happens.
+        if event == "start":
+            if name == case:
+                walk.case_depth += 1
+            elif not walk.case_depth and name in suites:
+                walk.open_suite(elem)
+        elif walk.case_depth:
+            if name == case:
+                walk.case_depth -= 1
+                if not walk.case_depth:
+                    walk.end_case(elem)
+        else:
+            walk.end_other(elem, name)
+    walk.finish()
+    return sink.finish()
+
+
+def children_by_name(elem: Any, names: frozenset[str]) -> dict[str, Any]:
+    """The children of `elem` whose local name is one of `names`; the last one of each name."""
+    found: dict[str, Any] = {}
+    for child in elem:
+        child_name = name_of(child.tag)
+        if child_name in names:
+            found[child_name] = child
+    return found
+
+
+def with_problem(message: str | None, problem: str | None) -> str | None:
+    """A case's message led by what was wrong with the file's own values, when something was."""
+    if problem:
+        return f"{problem}; {message}" if message else problem
+    return message
+
+
+def output_of(output: Any) -> str | None:
+    """A case's captured output element as kept: blank edge lines trimmed, the end kept."""
+    return tail(trim_blank_lines(text(output)) if output is not None else None, MAX_STDOUT_CHARS)

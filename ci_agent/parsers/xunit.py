@@ -20,18 +20,19 @@ from ci_agent.parsers.caps import NAME_BYTES, cap, cap_name
 from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
     MAX_STACK_CHARS,
-    MAX_STDOUT_CHARS,
     CaseSink,
     Freer,
+    children_by_name,
     clear_element,
     head,
     name_of,
+    output_of,
     parse_duration,
     parse_int,
     stream_events,
-    tail,
     text,
     trim_blank_lines,
+    with_problem,
 )
 from ci_agent.report import Outcome, ParseResult, TestCase
 
@@ -43,6 +44,7 @@ _RESULTS = {
     "skip": Outcome.SKIPPED,
     "notrun": Outcome.SKIPPED,  # xUnit v3 explicit tests that were not asked for
 }
+_CASE_CHILDREN = frozenset({"failure", "reason", "output"})
 _ERROR_STACK_LINES = 10
 _ERROR_MESSAGE_CHARS = 2_000
 
@@ -113,30 +115,21 @@ def case_from_element(elem: Any) -> TestCase:
 
 
 def _build_case(elem: Any, outcome: Outcome, problem: str | None) -> TestCase:
-    failure = reason = output = None
-    for child in elem:
-        child_name = name_of(child.tag)
-        if child_name == "failure":
-            failure = child
-        elif child_name == "reason":
-            reason = child
-        elif child_name == "output":
-            output = child
+    children = children_by_name(elem, _CASE_CHILDREN)
+    failure, reason = children.get("failure"), children.get("reason")
     message = stack = None
     if failure is not None:
         message, stack = _failure_text(failure)
     elif reason is not None:
         message = trim_blank_lines(text(reason))
-    if problem:
-        message = f"{problem}; {message}" if message else problem
     return TestCase(
         name=cap_name(elem.get("name") or elem.get("method") or "(unnamed test)"),
         outcome=outcome,
         classname=cap(elem.get("type"), NAME_BYTES),
-        message=head(message, MAX_MESSAGE_CHARS),
+        message=head(with_problem(message, problem), MAX_MESSAGE_CHARS),
         stack=head(stack, MAX_STACK_CHARS),
         duration_s=parse_duration(elem.get("time")),
-        stdout=tail(trim_blank_lines(text(output)) if output is not None else None, MAX_STDOUT_CHARS),
+        stdout=output_of(children.get("output")),
     )
 
 
