@@ -128,7 +128,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, object]:
 def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = None,
                     client_factory: Callable[[], ModelClient] | None = None) -> int:
     """The `fix` verb. `client_factory` replaces the Anthropic client (tests script one)."""
-    from ci_agent.engine.attempt import run_fix
+    from ci_agent.engine.attempt import identity, run_fix
+    from ci_agent.engine.ledger import GitLedger
     from ci_agent.engine.seams import API_KEY_ENV, model_settings, real_seams
     from ci_agent.engine.summary import summary_markdown
     from ci_agent.redact import Redactor
@@ -157,7 +158,7 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
         raise UsageError(f"{API_KEY_ENV} is not set; it is needed to ask Claude (--dry-run needs no key)")
     seams = real_seams(settings, environ, redactor, client_factory)
     emit = _Events(args.json, redact)
-    outcome = run_fix(plan, settings, seams, emit)
+    outcome = run_fix(plan, settings, seams, emit, GitLedger(plan.repo, plan.fix_branch, identity(settings)))
     if outcome.request is not None:
         _print_request(outcome, emit, args.json)
         return int(outcome.exit_code)

@@ -20,6 +20,7 @@ from ci_agent.config import Settings
 from ci_agent.engine import state
 from ci_agent.engine.budget import AttemptRecord, AttemptResult, Budget, Event, Reset, ResetReason, assess
 from ci_agent.engine.collect import Collected, collect, describe
+from ci_agent.engine.ledger import Ledger
 from ci_agent.errors import CiAgentError, ExitCode
 from ci_agent.llm.client import ModelClient
 from ci_agent.llm.prompt_text import AttemptNote, compose_user_text
@@ -146,7 +147,9 @@ def _checker(workdir: Path, settings: Settings, redact: Callable[[str], str]) ->
     return check
 
 
-def run_fix(plan: Plan, settings: Settings, seams: Seams, emit: Emit) -> Outcome:
+def run_fix(plan: Plan, settings: Settings, seams: Seams, emit: Emit, ledger: Ledger) -> Outcome:
+    """Attempts on `plan`'s failure until one is committed, the model gives up or the budget is
+    spent; every attempt is read from and written to `ledger`."""
     tip = (state.rev(plan.repo, "refs/heads/" + plan.fix_branch) or state.rev(plan.repo, plan.source_ref)
            if plan.dry_run else state.prepare_fix_branch(plan.repo, plan.source_ref, plan.fix_branch))
     if tip is None:
@@ -155,38 +158,31 @@ def run_fix(plan: Plan, settings: Settings, seams: Seams, emit: Emit) -> Outcome
     if (plan.command or plan.verify) and not sandbox.privilege_drop_possible():
         emit("unsandboxed", note=sandbox.no_drop_note())  # once per run, before any command runs
     with state.worktree(plan.repo, tip, keep=plan.keep_worktree) as workdir:
-        outcome = _in_worktree(plan, settings, seams, emit, workdir, tip)
+        outcome = _in_worktree(plan, settings, seams, emit, workdir, tip, ledger)
         if plan.keep_worktree:
             outcome.worktree = workdir
         return outcome
 
 
-def _identity(settings: Settings) -> git.Identity:
+def identity(settings: Settings) -> git.Identity:
+    """Who commits our attempts and records (`commit.author_*` of the configuration)."""
     return git.Identity(settings.commit.author_name, settings.commit.author_email)
 
 
-def _record(plan: Plan, settings: Settings, tip: str, build: Callable[[list[Event]], Event]) -> None:
-    state.record(plan.repo, plan.fix_branch, tip, build, _identity(settings))
-
-
-def _assess(plan: Plan, settings: Settings) -> Budget:
-    return assess(state.read_events(plan.repo, plan.fix_branch), settings.budget.max_attempts)
-
-
 def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workdir: Path,
-                 tip: str) -> Outcome:
+                 tip: str, ledger: Ledger) -> Outcome:
     first = collect(workdir, command=plan.command, timeout_s=plan.timeout_s, logs=plan.logs,
                     result_globs=plan.result_globs, root=workdir if plan.command else plan.repo,
                     labels=plan.labels, quiet=not plan.warn_inputs)
     _emit_distilled(emit, first)
-    budget = _assess(plan, settings)
+    budget = assess(ledger.events(), settings.budget.max_attempts)
     if not first.red:
         if budget.consecutive_failures and not plan.dry_run:
-            _record(plan, settings, tip, lambda _: Reset(ResetReason.GREEN_RUN))
+            ledger.record(tip, lambda _: Reset(ResetReason.GREEN_RUN))
         return Outcome("nothing_to_do", ExitCode.OK, plan.fix_branch, first.report, message="nothing fails")
     if plan.retry and not plan.dry_run:
-        _record(plan, settings, tip, lambda _: Reset(ResetReason.RETRY))
-        budget = _assess(plan, settings)
+        ledger.record(tip, lambda _: Reset(ResetReason.RETRY))
+        budget = assess(ledger.events(), settings.budget.max_attempts)
     outcome = Outcome("escalated", ExitCode.BUDGET_EXHAUSTED, plan.fix_branch, first.report,
                       first.fingerprint, budget)
     notes: list[AttemptNote] = [AttemptNote.from_record(r) for r in budget.failures]
@@ -234,7 +230,7 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
             emit("explained", attempt=number)
             return outcome
         done = _try_patch(plan, settings, emit, workdir, tip, current, log,
-                          _redacted(asked.answer, seams.redact))
+                          _redacted(asked.answer, seams.redact), ledger)
         if done is not None:
             outcome.status, outcome.exit_code, outcome.message = done
             return outcome
@@ -242,7 +238,7 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
         notes.append(AttemptNote(number, log.proposal.summary if log.proposal else "", log.files, log.diff,
                                  describe(plan.verify), log.after_fingerprint, log.after))
         current = Collected(log.after, log.after_fingerprint)
-        budget = _assess(plan, settings)
+        budget = assess(ledger.events(), settings.budget.max_attempts)
 
 
 def _emit_distilled(emit: Emit, collected: Collected) -> None:
@@ -254,7 +250,7 @@ def _emit_distilled(emit: Emit, collected: Collected) -> None:
 
 
 def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: str, current: Collected,
-               log: AttemptLog, proposal: PatchProposal) -> tuple[str, ExitCode, str] | None:
+               log: AttemptLog, proposal: PatchProposal, ledger: Ledger) -> tuple[str, ExitCode, str] | None:
     """Apply, verify, then publish (a result) or roll back and record a failure (None)."""
     log.proposal = proposal
     verdict = apply_patch(proposal.diff, workdir, settings.patch)
@@ -295,9 +291,10 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
 
             def failed(events: list[Event]) -> Event:
                 number = assess(events, settings.budget.max_attempts).next_attempt
+                # the whole summary: each ledger keeps as much of it as its form holds
                 return AttemptRecord(number, AttemptResult.FAILED, current.fingerprint,
-                                     after.fingerprint, attempt_id, _line(proposal.summary))
-            _record(plan, settings, tip, failed)
+                                     after.fingerprint, attempt_id, " ".join(proposal.summary.split()))
+            ledger.record(tip, failed)
             return None
     result = AttemptResult.PASSED if plan.verify else AttemptResult.PENDING
     trailers = ResultTrailers(log.number, current.fingerprint, attempt_id, result.value)

@@ -1,6 +1,6 @@
 """The attempt engine of `fix --local` (`ci_agent.engine.attempt`) set up for GitHub PR mode: the plan
-from the action inputs, the production seams with the key from the inputs, and the attempts that
-failed a local `verify` turned into durable marker records."""
+from the action inputs, the production seams with the key from the inputs, and the record of a
+verify command that could not run."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ci_agent.config import Settings
 from ci_agent.engine.attempt import Outcome, Plan, Seams
-from ci_agent.engine.marker import Tried, Unverifiable
+from ci_agent.engine.marker import Unverifiable
 from ci_agent.engine.platform import Words
 from ci_agent.engine.seams import API_KEY_ENV, model_settings, real_seams
 from ci_agent.engine.sources import Sources
@@ -60,18 +60,6 @@ def make_seams(settings: Settings, env: Mapping[str, str], inputs: ActionInputs,
         raise UsageError(missing_key)
     environ = {**env, API_KEY_ENV: key}
     return real_seams(settings, environ, Redactor.from_environ(environ), client_factory)
-
-
-def tried_from(outcome: Outcome, run_id: str, head: str) -> tuple[Tried, ...]:
-    """Attempts this run rolled back after a failed local verify: never pushed, so only the
-    marker remembers them. `head` is the commit they were tried on (the fix branch tip)."""
-    found = []
-    for log in outcome.attempts:
-        if log.verified is False and not log.commit:
-            summary = log.proposal.summary if log.proposal else ""
-            found.append(Tried(head, log.number, log.fingerprint, log.after_fingerprint,
-                               f"{run_id}-{log.number}", " ".join(summary.split())[:200]))
-    return tuple(found)
 
 
 def unverifiable_record(outcome: Outcome, plan: Plan, run_id: str) -> Unverifiable:

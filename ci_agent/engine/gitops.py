@@ -1,17 +1,14 @@
 """Git on the runner in PR mode: the source branch as origin has it, the local copy of the fix
-branch and its seeded attempt record, and the fast-forward-only push."""
+branch, and the fast-forward-only push."""
 
 from __future__ import annotations
 
 import base64
 import urllib.parse
-from collections.abc import Callable
 from pathlib import Path
 
 from ci_agent import git
 from ci_agent.engine import state
-from ci_agent.engine.budget import AttemptRecord, AttemptResult, Event, Reset, ResetReason
-from ci_agent.engine.marker import ChainLink, ForgeState
 from ci_agent.errors import ForgeError
 
 SOURCE_PREFIX = "refs/ci-agent/source/"
@@ -47,41 +44,14 @@ def fetch_source(repo: Path, branch: str, auth: list[str]) -> str:
 
 
 def reset_local_fix_branch(repo: Path, fix_branch: str, remote_tip: str | None) -> None:
-    """The runner's `refs/heads/<fix branch>` made equal to origin's (absent when origin has none),
-    and the local attempt record dropped: both are rebuilt from durable state on every run."""
+    """The runner's `refs/heads/<fix branch>` made equal to origin's (absent when origin has none):
+    the attempt engine starts from the branch as origin has it on every run."""
     ref = "refs/heads/" + fix_branch
     if remote_tip is None:
         if state.rev(repo, ref) is not None:
             git.git_ok(repo, ["update-ref", "-d", ref])
     else:
         git.git_ok(repo, ["update-ref", ref, remote_tip])
-    if state.rev(repo, state.attempts_ref(fix_branch)) is not None:
-        git.git_ok(repo, ["update-ref", "-d", state.attempts_ref(fix_branch)])
-
-
-def seed_record(repo: Path, fix_branch: str, chain: list[ChainLink], marker: ForgeState,
-                identity: git.Identity) -> None:
-    """Write what the marker knows (CI verdicts, resets, locally failed attempts) into the local
-    attempt record, so the attempt engine counts exactly what `forge_state.events` counts: a
-    passed attempt or a green run becomes a reset after its commit, a rolled-back attempt a failed
-    record. (A pending or failed attempt commit already counts as failed locally.)"""
-    for link in chain:
-        seeds: list[AttemptRecord | Reset] = []
-        if link.attempt is not None and marker.results.get(link.key) == AttemptResult.PASSED.value:
-            seeds.append(Reset(ResetReason.GREEN_RUN))
-        seeds.extend(t.record() for t in marker.tried if t.head == link.sha)
-        for reason, head in marker.resets:
-            if head == link.sha:
-                try:
-                    seeds.append(Reset(ResetReason(reason)))
-                except ValueError:
-                    continue
-        for seed in seeds:
-            state.record(repo, fix_branch, link.sha, _constant(seed), identity)
-
-
-def _constant(event: Event) -> Callable[[list[Event]], Event]:
-    return lambda _events: event
 
 
 def push_fast_forward(repo: Path, commit: str, fix_branch: str, auth: list[str]) -> str | None:

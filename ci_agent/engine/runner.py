@@ -24,6 +24,7 @@ from ci_agent.engine import gitops, state, texts
 from ci_agent.engine.budget import Budget, assess
 from ci_agent.engine.collect import Collected, collect, describe
 from ci_agent.engine.forge import ChangeRequest, Forge, Permission
+from ci_agent.engine.ledger import MarkerLedger
 from ci_agent.engine.marker import ForgeState, events, fetch_fix_branch, observe_run, read_chain
 from ci_agent.engine.platform import Platform, Words
 from ci_agent.engine.sources import Sources
@@ -303,7 +304,6 @@ class _Runner:
         from ci_agent.engine.ci_plan import (
             make_plan,
             make_seams,
-            tried_from,
             unverifiable_record,
             unverifiable_text,
             verify_preflight,
@@ -312,9 +312,8 @@ class _Runner:
         source_ref = (gitops.fetch_source(cycle.repo, cycle.source, cycle.auth)
                       if not self.observing else "refs/heads/" + cycle.engine_branch)
         gitops.reset_local_fix_branch(cycle.repo, cycle.engine_branch, cycle.remote_tip)
-        if not self.inputs.dry_run:
-            gitops.seed_record(cycle.repo, cycle.engine_branch, chain, cycle.marker,
-                               _identity(cycle.settings))
+        ledger = MarkerLedger(cycle.repo, cycle.engine_branch, cycle.marker, chain, self.trig.run_id,
+                              read_marker=not self.inputs.dry_run)
         plan = make_plan(cycle.repo, source_ref, cycle.engine_branch, cycle.settings, self.inputs, sources,
                          self.instructions, self.explain)
         if plan.verify and not self.explain:  # before any model call: a verify that cannot start
@@ -325,15 +324,9 @@ class _Runner:
                                     unverifiable_text(standing, self.words, again=True), collected=collected)
         seams = make_seams(cycle.settings, self.env, self.inputs, self.client_factory,
                            self.platform.missing_key(cycle.fix_branch))
-        outcome = run_fix(plan, cycle.settings, seams, self._emit)
+        outcome = run_fix(plan, cycle.settings, seams, self._emit, ledger)
         tokens = outcome.usage.total
-        made = [a.commit for a in outcome.attempts if a.commit]
-        # Every attempt of one run is tried on the same tip: the parent of a new commit, or the tip.
-        head = state.rev(cycle.repo, made[-1] + "^") if made else state.rev(
-            cycle.repo, "refs/heads/" + cycle.engine_branch)
-        tried = tried_from(outcome, self.trig.run_id, head or "")
-        cycle.marker = replace(cycle.marker, tokens=cycle.marker.tokens + tokens,
-                               tried=(*cycle.marker.tried, *tried))
+        cycle.marker = replace(ledger.marker, tokens=cycle.marker.tokens + tokens)
         details = self._details(outcome, plan)
         if outcome.status == "dry_run":
             from ci_agent.engine.dry_run import size_sentence
@@ -481,10 +474,6 @@ def _pending(chain: list[Any], marker: ForgeState) -> bool:
 
 def _notes(sources: Sources) -> str:
     return "".join(f"; {n}" for n in sources.notes)
-
-
-def _identity(settings: Settings) -> git.Identity:
-    return git.Identity(settings.commit.author_name, settings.commit.author_email)
 
 
 def repo_root(workspace: Path) -> Path:

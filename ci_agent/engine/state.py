@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,9 +205,9 @@ def _record_event(trailers: dict[str, str]) -> Event | None:
     return _attempt(trailers, AttemptResult.FAILED)
 
 
-def read_events(repo: Path, fix_branch: str) -> list[Event]:
-    """The events since the last human commit on the fix branch, oldest first: that commit (a
-    reset), then each of our commits, each followed by the records tried on it."""
+def chain_events(repo: Path, fix_branch: str) -> list[tuple[str, Event]]:
+    """The fix branch from its last human commit (a reset) to the tip, oldest first: each commit
+    with the event it is (our commits carry their attempt's trailers, pending unless they say)."""
     tip = rev(repo, "refs/heads/" + fix_branch)
     if tip is None:
         return []
@@ -219,19 +219,47 @@ def read_events(repo: Path, fix_branch: str) -> list[Event]:
             break
         chain.append((sha, attempt))
     chain.reverse()
+    return chain
+
+
+def attach(chain: list[tuple[str, Event]], records: Iterable[tuple[str, Event]]) -> list[Event]:
+    """The chain's events, each commit followed by the records (head, event) tried on it, in
+    record order; records on commits outside the chain (an older count) are left out."""
     tried_on: dict[str, list[Event]] = {sha: [] for sha, _ in chain}
-    record = rev(repo, attempts_ref(fix_branch))
-    if record is not None:
-        for _, trailers in reversed(_log(repo, ["--first-parent", record])):
-            event = _record_event(trailers)
-            head = trailers.get("ci-agent-head", "")
-            if event is not None and head in tried_on:
-                tried_on[head].append(event)
+    for head, event in records:
+        if head in tried_on:
+            tried_on[head].append(event)
     events: list[Event] = []
     for sha, event in chain:
         events.append(event)
         events.extend(tried_on[sha])
     return events
+
+
+def side_records(repo: Path, fix_branch: str) -> list[tuple[str, Event]]:
+    """The records of the side ref `refs/ci-agent/attempts/<fix branch>`, oldest first."""
+    record = rev(repo, attempts_ref(fix_branch))
+    if record is None:
+        return []
+    found: list[tuple[str, Event]] = []
+    for _, trailers in reversed(_log(repo, ["--first-parent", record])):
+        event = _record_event(trailers)
+        if event is not None:
+            found.append((trailers.get("ci-agent-head", ""), event))
+    return found
+
+
+def read_events(repo: Path, fix_branch: str) -> list[Event]:
+    """The events since the last human commit on the fix branch, oldest first: that commit (a
+    reset), then each of our commits, each followed by the records tried on it."""
+    chain = chain_events(repo, fix_branch)
+    return attach(chain, side_records(repo, fix_branch)) if chain else []
+
+
+def already_recorded(event: Event, events: list[Event]) -> bool:
+    """The attempt is there under its id already (a rerun re-recording it): nothing to write."""
+    return isinstance(event, AttemptRecord) and bool(event.run) and any(
+        isinstance(e, AttemptRecord) and e.run == event.run for e in events)
 
 
 # --- writing the record -----------------------------------------------------------------------
@@ -277,8 +305,7 @@ def record(repo: Path, fix_branch: str, head: str, build: Callable[[list[Event]]
         old = rev(repo, ref)
         events = read_events(repo, fix_branch)
         event = build(events)
-        if isinstance(event, AttemptRecord) and event.run and any(
-                isinstance(e, AttemptRecord) and e.run == event.run for e in events):
+        if already_recorded(event, events):
             return Recorded(event, old or "", already=True)
         message = git.add_trailers(repo, _subject(event) + "\n", trailer_lines(event, head))
         args = ["commit-tree", tree] + (["-p", old] if old else []) + ["-F", "-"]

@@ -175,12 +175,11 @@ def test_locally_verified_failures_count_after_their_commit(repos: tuple[Path, P
     assert budget.consecutive_failures == 2 and budget.no_progress("e" * 16)
 
 
-def test_seeded_local_record_counts_what_the_forge_state_counts(repos: tuple[Path, Path]) -> None:
-    """The attempt engine reads the local record (`ci_agent.engine.state`); seeded from the marker it
-    must agree with `events` on every kind of event: failed, passed, green run, rolled back."""
-    from ci_agent import git as git_mod
-    from ci_agent.engine import state as local
-    from ci_agent.engine.gitops import reset_local_fix_branch, seed_record
+def test_the_marker_ledger_counts_what_the_forge_state_counts(repos: tuple[Path, Path]) -> None:
+    """The attempt engine reads its ledger (`ci_agent.engine.ledger`); over the marker it must
+    agree with `events` on every kind of event: failed, passed, green run, rolled back."""
+    from ci_agent.engine.gitops import reset_local_fix_branch
+    from ci_agent.engine.ledger import MarkerLedger
     from ci_agent.engine.marker import Tried
 
     runner, other = repos
@@ -194,8 +193,7 @@ def test_seeded_local_record_counts_what_the_forge_state_counts(repos: tuple[Pat
     tip = fetch_fix_branch(runner, FIX)
     chain = read_chain(runner, tip)
     reset_local_fix_branch(runner, FIX, tip)
-    seed_record(runner, FIX, chain, marker, git_mod.Identity("ci-agent", "ci-agent@example.com"))
-    local_budget = assess(local.read_events(runner, FIX), 3)
+    ledger_budget = assess(MarkerLedger(runner, FIX, marker, chain, "200").events(), 3)
     forge_budget = assess(events(chain, marker), 3)
-    assert (local_budget.consecutive_failures, forge_budget.consecutive_failures) == (2, 2)
-    assert [f.number for f in local_budget.failures] == [f.number for f in forge_budget.failures] == [3, 2]
+    assert (ledger_budget.consecutive_failures, forge_budget.consecutive_failures) == (2, 2)
+    assert [f.number for f in ledger_budget.failures] == [f.number for f in forge_budget.failures] == [3, 2]
