@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from ci_agent.errors import ForgeError
 from ci_agent.relay_http import BoundedHTTPServer, ConnectionLimits, handler_for, printable
 from ci_agent.slash.gate import is_bot
-from ci_agent.slash.parse import parse_command
+from ci_agent.slash.parse import holds_command
 
 SECRET_VARIABLE = "CI_AGENT_WEBHOOK_SECRET"
 MR_VARIABLE = "CI_AGENT_COMMAND_MR_IID"
@@ -102,7 +102,7 @@ def judge(event: str, payload: Mapping[str, Any], projects: Mapping[int, str]) -
     if is_bot(author, False):
         return "a bot's comment"
     body = attributes.get("note")
-    if not isinstance(body, str) or parse_command(body) is None:
+    if not isinstance(body, str) or not holds_command(body):
         return "no command"
     iid = request.get("iid") if isinstance(request, dict) else None
     note_id = attributes.get("id")

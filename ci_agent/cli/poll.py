@@ -25,7 +25,7 @@ from ci_agent.errors import ForgeError, UsageError
 from ci_agent.platforms.gitlab.command_pipelines import CURSOR_VARIABLE, format_time, parse_time
 from ci_agent.relay import MR_VARIABLE, NOTE_VARIABLE, explain_failure, start_command_pipeline
 from ci_agent.slash.gate import is_bot
-from ci_agent.slash.parse import parse_command
+from ci_agent.slash.parse import holds_command
 
 TOKEN_VARIABLE = "CI_AGENT_GITLAB_TOKEN"
 FIRST_LOOK_BACK = timedelta(hours=24)
@@ -110,7 +110,7 @@ def _skip(forge: PollForge, number: int, note: Comment, own: str) -> str:
         return "our own comment"
     if is_bot(note.author, note.author_is_bot):
         return "a bot's comment"
-    if parse_command(note.body) is None:
+    if not holds_command(note.body):
         return "no command"
     if forge.claimed_by(number, note.id, own):
         return "already handled"

@@ -1,8 +1,7 @@
-"""Slash commands in PR/MR comments (`/ci-agent fix ...`): parsing, gating, help. Pure."""
+"""Reviewers' slash commands in PR/MR comments (`/ci-agent fix ...`), on top of the fix engine.
 
-from ci_agent.slash.gate import CommentFacts, Decision, decide, is_bot
-from ci_agent.slash.help import help_text
-from ci_agent.slash.parse import COMMANDS, SlashCommand, parse_command
-
-__all__ = ["COMMANDS", "CommentFacts", "Decision", "SlashCommand", "decide", "help_text", "is_bot",
-           "parse_command"]
+`table` is the one list of commands (name, help line, whether it needs the repository's code,
+who may run it, handler); `parse` finds a command in a comment and `gate` decides whether it runs
+(both pure); `dispatch` is what a platform calls for one comment; `context` is what handlers
+share; `handlers` and `apply` carry the commands out; `help` writes the list.
+"""

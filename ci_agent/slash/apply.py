@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from ci_agent.engine import gitops, state, texts
 from ci_agent.engine.attempt import ResultTrailers
@@ -24,21 +23,16 @@ from ci_agent.engine.trusted import trusted_settings
 from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.patch.apply import commit
 from ci_agent.patch.engine import apply_patch
+from ci_agent.slash.context import Context, answer
+from ci_agent.slash.request import SlashCommand
 
-if TYPE_CHECKING:
-    from ci_agent.slash.dispatch import _Context
 
-
-def _refuse(ctx: _Context, why: str, outcome: str = "refused") -> Result:
-    from ci_agent.slash.dispatch import _answer
-
-    _answer(ctx, "/ci-agent apply not done", [why])
+def _refuse(ctx: Context, why: str, outcome: str = "refused") -> Result:
+    answer(ctx, "/ci-agent apply not done", [why])
     return Result(outcome, ExitCode.OK, why, ctx.fix_branch)
 
 
-def apply_proposal(ctx: _Context) -> Result:
-    from ci_agent.slash.dispatch import _answer
-
+def apply_proposal(ctx: Context, command: SlashCommand) -> Result:
     forge = ctx.forge
     assert isinstance(forge, Forge)
     proposed = ctx.marker.proposed
@@ -82,5 +76,5 @@ def apply_proposal(ctx: _Context) -> Result:
     note = ctx.platform.start_ci(forge, ctx.token, branch, made)
     text = f"applied the proposed patch as attempt {number} on {branch} ({made[:12]}); CI decides"
     budget = assess(events(read_chain(repo, made), ctx.marker), ctx.inputs.max_attempts)
-    _answer(ctx, f"attempt {number} applied, waiting for CI", [text, note], budget)
+    answer(ctx, f"attempt {number} applied, waiting for CI", [text, note], budget)
     return Result("committed", ExitCode.OK, text, branch, number, ctx.holder)

@@ -6,11 +6,12 @@ once, so comments that are ignored or pre-filtered never cost an API call.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ci_agent.engine.forge import Permission
-from ci_agent.slash.parse import SlashCommand, parse_command
+from ci_agent.slash.parse import parse_command
+from ci_agent.slash.request import SlashCommand
 
 # GitHub author_association values that can never hold write access: refused without asking.
 NO_WRITE_ASSOCIATIONS = frozenset({"NONE", "FIRST_TIMER", "FIRST_TIME_CONTRIBUTOR", "MANNEQUIN"})
@@ -43,6 +44,7 @@ class Decision:
 def decide(
     facts: CommentFacts,
     *,
+    commands: Mapping[str, Permission],
     own_login: str,
     permission: Callable[[str], Permission],
     handled: Collection[int],
@@ -53,22 +55,24 @@ def decide(
 ) -> Decision:
     """The gate, in order: ignore what is not a new command from a person; refuse who may not
     write, without asking the forge when the association already says so; then the rate limit
-    (`recent`: times of the commands run on this change request)."""
+    (`recent`: times of the commands run on this change request). `commands`: the handler table's
+    names, each with the least permission that may run it (`ci_agent.slash.table.MAY_RUN`)."""
     if facts.action != "created":
         return _ignore("Edited comments never run a command.")
     if facts.author.casefold() == own_login.casefold():
         return _ignore("The comment is ci-agent's own.")
     if is_bot(facts.author, facts.author_is_bot):
         return _ignore("Comments by bots never run a command.")
-    command = parse_command(facts.body)
+    command = parse_command(facts.body, commands)
     if command is None:
         return _ignore("The comment holds no /ci-agent command.")
     if facts.id in handled:
         return _ignore("This comment was already handled.")
-    if facts.association.strip().upper() in NO_WRITE_ASSOCIATIONS:
+    needed = commands[command.name]
+    if needed >= Permission.WRITE and facts.association.strip().upper() in NO_WRITE_ASSOCIATIONS:
         return _refuse(command, "The author needs write access to run ci-agent commands.")
-    if permission(facts.author) < Permission.WRITE:
-        return _refuse(command, "The author needs write access to run ci-agent commands.")
+    if permission(facts.author) < needed:
+        return _refuse(command, f"The author needs {needed.name.lower()} access to run ci-agent commands.")
     if len([t for t in recent if now - t < window_s]) >= rate_limit:
         return _refuse(command, f"At most {rate_limit} commands per {_window(window_s)} "
                                 "on one change request; try again later.")

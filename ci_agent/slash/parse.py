@@ -7,11 +7,11 @@ status comment or a reply that quotes a command can never start one. Pure: no I/
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ci_agent.redact import sanitize_untrusted
-
-COMMANDS = ("fix", "explain", "retry", "stop", "resume", "status", "apply", "help")
+from ci_agent.slash.request import SlashCommand
 
 MAX_BODY = 65536  # a longer body is read up to here only (GitHub caps comments at 65536 too)
 MAX_ARGS = 4000
@@ -26,16 +26,6 @@ _QUOTE_RE = re.compile(r" {0,3}>")
 _NAME_PUNCTUATION = ":,.;!?"
 
 
-@dataclass(frozen=True)
-class SlashCommand:
-    """A command found in a comment. `unknown` holds the word given when it is not a command
-    (untrusted, capped; `name` is then `help`)."""
-
-    name: str
-    args: str
-    unknown: str = ""
-
-
 @dataclass
 class _Scan:
     """Markdown block state carried from line to line."""
@@ -45,15 +35,23 @@ class _Scan:
     in_quote: bool = False  # a block quote paragraph is open: a plain next line continues it
 
 
-def parse_command(body: str) -> SlashCommand | None:
-    """The FIRST command of `body`, or None when it holds none."""
+def parse_command(body: str, commands: Collection[str]) -> SlashCommand | None:
+    """The FIRST command of `body`, or None when it holds none. `commands` are the names the
+    handler table knows (`ci_agent.slash.table.COMMANDS`, passed in so that reading a comment
+    never loads the handlers): any other word is `help`, with the word kept in `unknown`."""
     lines = _bounded(body).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     scan = _Scan()
     for index, line in enumerate(lines):
         rest = _command_rest(scan, line)
         if rest is not None:
-            return _command(rest, _continuation(scan, lines[index + 1:]))
+            return _command(rest, _continuation(scan, lines[index + 1:]), commands)
     return None
+
+
+def holds_command(body: str) -> bool:
+    """Whether `body` holds a `/ci-agent` line at all, whatever its word (an unknown one is
+    answered with help): what the relay and the poller ask before starting a command job."""
+    return parse_command(body, ()) is not None
 
 
 def _bounded(body: str) -> str:
@@ -125,13 +123,13 @@ def _continuation(scan: _Scan, following: list[str]) -> list[str]:
     return taken
 
 
-def _command(rest: str, more: list[str]) -> SlashCommand:
+def _command(rest: str, more: list[str], commands: Collection[str]) -> SlashCommand:
     word, tail = _split_word(rest)
     args = _clean_args("\n".join([tail, *more]))
     if not word:
         return SlashCommand("help", args)
     name = word.lower().rstrip(_NAME_PUNCTUATION)
-    if name in COMMANDS:
+    if name in commands:
         return SlashCommand(name, args)
     unknown = sanitize_untrusted(word).replace("\n", " ")[:MAX_UNKNOWN]
     return SlashCommand("help", args, unknown=unknown)

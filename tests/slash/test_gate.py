@@ -8,7 +8,8 @@ import pytest
 
 from ci_agent.engine.forge import Permission
 from ci_agent.slash.gate import CommentFacts, Decision, decide, is_bot
-from ci_agent.slash.parse import SlashCommand
+from ci_agent.slash.request import SlashCommand
+from ci_agent.slash.table import MAY_RUN
 
 NOW = 1_800_000_000.0
 WRITER = CommentFacts(id=42, author="alice", author_is_bot=False, body="/ci-agent fix the test",
@@ -31,7 +32,7 @@ class Permissions:
 def run(facts: CommentFacts = WRITER, perms: Permissions | None = None, *,
         handled: tuple[int, ...] = (), recent: tuple[float, ...] = (), rate_limit: int = 5,
         window_s: float = 3600) -> Decision:
-    return decide(facts, own_login="ci-agent-bot", permission=perms or Permissions(),
+    return decide(facts, commands=MAY_RUN, own_login="ci-agent-bot", permission=perms or Permissions(),
                   handled=handled, recent=recent, now=NOW, rate_limit=rate_limit, window_s=window_s)
 
 

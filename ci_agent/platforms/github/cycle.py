@@ -24,6 +24,7 @@ from ci_agent.platforms.github.env import (
     SECRET_INPUTS,
     GitHubContext,
     action_inputs,
+    comment_event,
     github_context,
     input_env_name,
     is_actions_token,
@@ -37,6 +38,8 @@ from ci_agent.platforms.github.output import (
 )
 from ci_agent.redact import Redactor
 from ci_agent.render.untrusted import untrusted_md
+from ci_agent.slash.dispatch import handle_command
+from ci_agent.slash.request import CommandRequest
 
 if TYPE_CHECKING:
     from ci_agent.llm.client import ModelClient
@@ -122,9 +125,6 @@ def run_github_command(env: Mapping[str, str], client_factory: Callable[[], Mode
                        out: TextIO | None = None) -> tuple[Result, GitHubContext]:
     """`ci-agent command --github`: the comment event of an `issue_comment` or
     `pull_request_review_comment` workflow, handed to the slash-command handler."""
-    from ci_agent.platforms.github.env import comment_event
-    from ci_agent.slash.dispatch import CommandRequest, handle_command
-
     stream = out or sys.stdout
     mask_from_env(env, stream)
     inputs = action_inputs(env)

@@ -37,6 +37,8 @@ from ci_agent.platforms.gitlab.env import (
 )
 from ci_agent.redact import Redactor, sanitize_untrusted
 from ci_agent.render.untrusted import untrusted_md
+from ci_agent.slash.dispatch import handle_command
+from ci_agent.slash.request import CommandRequest
 
 if TYPE_CHECKING:
     from ci_agent.llm.client import ModelClient
@@ -210,8 +212,6 @@ def run_gitlab_command(env: Mapping[str, str], client_factory: Callable[[], Mode
                        ) -> Result:
     """`ci-agent command --gitlab`: the job of a pipeline the relay or the poller created for one
     note (`CI_AGENT_COMMAND_MR_IID`, `CI_AGENT_COMMAND_NOTE_ID`); the note itself is read back."""
-    from ci_agent.slash.dispatch import CommandRequest, handle_command
-
     ctx = gitlab_context(env)
     inputs = gitlab_inputs(env)
     ids = [env.get(name, "").strip() for name in (MR_IID_VARIABLE, NOTE_ID_VARIABLE)]

@@ -29,7 +29,8 @@ from ci_agent.platforms.github.env import (
 from ci_agent.platforms.gitlab.env import gitlab_context, gitlab_inputs, gitlab_trigger
 from ci_agent.relay import NoteCommand, Relay, judge
 from ci_agent.slash.gate import CommentFacts, decide
-from ci_agent.slash.parse import COMMANDS, MAX_ARGS, MAX_UNKNOWN, parse_command
+from ci_agent.slash.parse import MAX_ARGS, MAX_UNKNOWN, parse_command
+from ci_agent.slash.table import COMMANDS, MAY_RUN
 from tests.hardening.fuzz import corpus
 from tests.hardening.fuzz.harness import Runner, Target, Violation, stateless
 from tests.hardening.fuzz.mutate import any_input, json_mutated, mutated
@@ -89,17 +90,17 @@ def max_backticks(text: str) -> int:
 
 def run_slash(data: bytes) -> None:
     body = data.decode("utf-8", "replace")
-    command = parse_command(body)
+    command = parse_command(body, COMMANDS)
     if command is not None:
         if command.name not in COMMANDS:
             raise Violation(f"unknown command name {command.name!r:.40}")
         if len(command.args) > MAX_ARGS or len(command.unknown) > MAX_UNKNOWN or "\n" in command.unknown:
             raise Violation("arguments or the unknown word over their caps")
     normal = body.replace("\r\n", "\n").replace("\r", "\n")
-    if "\x00" not in body and len(body) < 60_000 and parse_command(_fenced(normal)) is not None:
+    if "\x00" not in body and len(body) < 60_000 and parse_command(_fenced(normal), COMMANDS) is not None:
         raise Violation("a command inside fenced code was found")
     quoted = "\n".join("> " + line for line in normal.split("\n"))
-    if len(body) < 60_000 and parse_command(quoted) is not None:
+    if len(body) < 60_000 and parse_command(quoted, COMMANDS) is not None:
         raise Violation("a command inside a block quote was found")
     asked: list[str] = []
 
@@ -110,8 +111,8 @@ def run_slash(data: bytes) -> None:
         asked.clear()
         facts = CommentFacts(id=len(data) + 1, author="dev", author_is_bot=False, body=body, action="created",
                              association=association)
-        decision = decide(facts, own_login="ci-agent[bot]", permission=permission, handled=(), recent=(),
-                          now=0.0)
+        decision = decide(facts, commands=MAY_RUN, own_login="ci-agent[bot]", permission=permission,
+                          handled=(), recent=(), now=0.0)
         if len(asked) > 1 or (association == "NONE" and asked):
             raise Violation(f"the gate asked for the permission {len(asked)} time(s) ({association})")
         if decision.run and (command is None or decision.command != command):
