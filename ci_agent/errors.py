@@ -49,3 +49,15 @@ class ForgeError(CiAgentError):
     """The forge API (GitHub, GitLab) failed after retries, or refused; one sentence."""
 
     exit_code = ExitCode.EXTERNAL_SERVICE
+
+
+class StatusForgeError(ForgeError):
+    """A ForgeError that remembers the HTTP status, for the few callers that expect one."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def status_of(error: ForgeError) -> int | None:
+    return error.status if isinstance(error, StatusForgeError) else None

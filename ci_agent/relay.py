@@ -29,6 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ci_agent.errors import ForgeError
@@ -38,12 +39,28 @@ from ci_agent.slash.parse import holds_command
 
 SECRET_VARIABLE = "CI_AGENT_WEBHOOK_SECRET"
 MR_VARIABLE = "CI_AGENT_COMMAND_MR_IID"
+# `ci-agent poll`'s cursor: the project CI/CD variable holding the newest note time it handled.
+CURSOR_VARIABLE = "CI_AGENT_POLL_CURSOR"
 NOTE_VARIABLE = "CI_AGENT_COMMAND_NOTE_ID"
 SEEN_NOTES = 10_000
 QUEUE_SIZE = 1000
 VARIABLES_REFUSED = "Insufficient permissions to set pipeline variables"
 VARIABLES_FIX = ("the project allows no pipeline variables from the token's role: set Settings > CI/CD > "
                  "Variables > 'Minimum role to use pipeline variables' to Developer (or the token's role)")
+
+
+def parse_time(text: str) -> datetime | None:
+    """An ISO 8601 time as GitLab writes it (`2026-01-01T00:00:00.000Z`, or with an offset), in UTC."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def format_time(moment: datetime) -> str:
+    """UTC with milliseconds and `Z`, the form GitLab's API writes and reads."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 @dataclass(frozen=True)

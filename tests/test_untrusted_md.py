@@ -18,12 +18,12 @@ from markdown_it import MarkdownIt
 from ci_agent.engine import texts
 from ci_agent.engine.attempt import AttemptLog, Outcome, Plan
 from ci_agent.engine.budget import AttemptRecord, AttemptResult
-from ci_agent.engine.platform import GITHUB_WORDS
 from ci_agent.engine.runner import Result
 from ci_agent.engine.runner import summary as job_summary
 from ci_agent.engine.summary import summary_markdown
 from ci_agent.errors import ExitCode
 from ci_agent.llm.types import ModelSettings, PatchProposal, Usage
+from ci_agent.platforms.github.words import GITHUB_WORDS
 from ci_agent.render.untrusted import untrusted_md, untrusted_md_line
 
 HOSTILE = [

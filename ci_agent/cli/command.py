@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from ci_agent.errors import UsageError
@@ -24,15 +25,19 @@ def register(verbs: Any) -> None:
                        help="inside a GitHub Actions job on issue_comment / pull_request_review_comment")
     where.add_argument("--gitlab", action="store_true",
                        help="inside the GitLab job created for CI_AGENT_COMMAND_MR_IID / _NOTE_ID")
+    where.add_argument("--ci", metavar="PLATFORM",
+                       help="github, gitlab, or auto (the CI this job runs in); --github and --gitlab "
+                       "are the same")
 
 
-def run_command(args: argparse.Namespace) -> int:
-    if args.github:
-        from ci_agent.platforms.github.cycle import github_command
+def run_command(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
+    # the platforms (and the engine under them) are imported when the verb runs, not at start-up
+    from ci_agent.platforms import platform_named
 
-        return github_command(os.environ)
-    if args.gitlab:
-        from ci_agent.platforms.gitlab.cycle import gitlab_command
-
-        return gitlab_command(os.environ)
-    raise UsageError("give --github or --gitlab")
+    environ = os.environ if env is None else env
+    name = args.ci or ("github" if args.github else "gitlab")
+    platform = platform_named(name, environ)
+    if platform is None:
+        raise UsageError("ci-agent command answers a comment on a forge: give --github or --gitlab "
+                         "(the local platform has no comments to answer)")
+    return platform.command(environ, None, None)

@@ -38,6 +38,10 @@ def register(verbs: Any) -> None:
         "ci-agent/fix/<branch>, all in a git worktree: your working copy is never touched. "
         "Exit 0 done, 2 usage, 3 attempt budget exhausted, 4 no safe patch, 5 model service failure.",
     )
+    fix.add_argument("--ci", metavar="PLATFORM",
+                     help="where this runs: github (inside GitHub Actions), gitlab (inside GitLab CI), "
+                     "local (this repository, no forge) or auto (GitHub Actions or GitLab CI when "
+                     "their variables say so, else local); --github, --gitlab, --local are the same")
     fix.add_argument("--local", action="store_true", help="work on the local repository (no forge)")
     fix.add_argument("--github", action="store_true",
                      help="run as the GitHub Action: inputs from INPUT_*, context from GITHUB_* "
@@ -125,6 +129,20 @@ def _overrides(args: argparse.Namespace) -> dict[str, object]:
             "commands.test": args.command, "commands.verify": args.verify}
 
 
+def chosen_platform(args: argparse.Namespace) -> str:
+    """`--ci NAME`, or the alias flag given (`--github` before `--gitlab` before `--local`, as
+    they were always read); a usage error when none is, or when `--ci` and an alias disagree."""
+    alias = next((name for name in ("github", "gitlab", "local") if getattr(args, name)), None)
+    if args.ci is None:
+        if alias is None:
+            raise UsageError("give --local (this repository), --github (inside GitHub Actions) or "
+                             "--gitlab (inside GitLab CI)")
+        return alias
+    if alias is not None and alias != args.ci:
+        raise UsageError(f"--ci {args.ci[:40]} and --{alias} name different platforms; give one")
+    return str(args.ci)
+
+
 def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = None,
                     client_factory: Callable[[], ModelClient] | None = None) -> int:
     """The `fix` verb. `client_factory` replaces the Anthropic client (tests script one)."""
@@ -132,20 +150,13 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
     from ci_agent.engine.ledger import GitLedger
     from ci_agent.engine.seams import API_KEY_ENV, model_settings, real_seams
     from ci_agent.engine.summary import summary_markdown
+    from ci_agent.platforms import platform_named
     from ci_agent.redact import Redactor
 
     environ = os.environ if env is None else env
-    if args.github:
-        from ci_agent.platforms.github.cycle import github_fix
-
-        return github_fix(environ, client_factory)
-    if args.gitlab:
-        from ci_agent.platforms.gitlab.cycle import gitlab_fix
-
-        return gitlab_fix(environ, client_factory)
-    if not args.local:
-        raise UsageError("give --local (this repository), --github (inside GitHub Actions) or "
-                         "--gitlab (inside GitLab CI)")
+    platform = platform_named(chosen_platform(args), environ)
+    if platform is not None:
+        return platform.fix(environ, client_factory, None)
     repo = repo_root_arg(args.repo)
     settings = load_settings(repo, environ, _overrides(args))
     redactor = Redactor.from_environ(environ)

@@ -22,8 +22,15 @@ from typing import Any, Protocol
 from ci_agent.cli import run_reporting_errors
 from ci_agent.engine.forge import ChangeRequest, Comment
 from ci_agent.errors import ForgeError, UsageError
-from ci_agent.platforms.gitlab.command_pipelines import CURSOR_VARIABLE, format_time, parse_time
-from ci_agent.relay import MR_VARIABLE, NOTE_VARIABLE, explain_failure, start_command_pipeline
+from ci_agent.relay import (
+    CURSOR_VARIABLE,
+    MR_VARIABLE,
+    NOTE_VARIABLE,
+    explain_failure,
+    format_time,
+    parse_time,
+    start_command_pipeline,
+)
 from ci_agent.slash.gate import is_bot
 from ci_agent.slash.parse import holds_command
 

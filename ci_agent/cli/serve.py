@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
-from ci_agent.errors import ForgeError, UsageError
-from ci_agent.platforms.github.http import status_of
+from ci_agent.errors import ForgeError, UsageError, status_of
 from ci_agent.relay import SECRET_VARIABLE, NoteCommand, Relay, start_command_pipeline, stderr_log
 
 TOKEN_VARIABLE = "CI_AGENT_GITLAB_TOKEN"

@@ -31,11 +31,6 @@ class Words:
         return f"{self.prefix}{number}"
 
 
-GITHUB_WORDS = Words("GitHub", "pull request", "#", "run")
-GITLAB_WORDS = Words("GitLab", "merge request", "!", "pipeline",
-                     "the `verify` input (CI_AGENT_INPUT_VERIFY)")
-
-
 class Platform(Protocol):
     @property
     def words(self) -> Words: ...

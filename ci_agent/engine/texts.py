@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ci_agent.engine.budget import AttemptRecord, Budget, budget_sentence
-from ci_agent.engine.platform import GITHUB_WORDS, Words
+from ci_agent.engine.platform import Words
 from ci_agent.redact import sanitize_untrusted
 from ci_agent.render import render
 from ci_agent.render.text import md_code
@@ -34,7 +34,7 @@ def pr_title(source: str, summary: str) -> str:
     return f"ci-agent: fix {source}" + (f" — {line}" if line else "")
 
 
-def pr_body(source: str, attempt_markdown: str, words: Words = GITHUB_WORDS) -> str:
+def pr_body(source: str, attempt_markdown: str, words: Words) -> str:
     """The change request's body: what failed, root cause, patch, verification and tokens come
     from the run's Markdown summary (already sanitised); this adds how to review it."""
     return (f"ci-agent opened this {words.change_request} to fix the failing build of `{source}`.\n"
@@ -42,7 +42,7 @@ def pr_body(source: str, attempt_markdown: str, words: Words = GITHUB_WORDS) -> 
             f"{attempt_markdown}")
 
 
-def build_change_callout(changes: Sequence[str], words: Words = GITHUB_WORDS) -> str:
+def build_change_callout(changes: Sequence[str], words: Words) -> str:
     """The warning at the very top of a change request whose patch edits build-time code
     (`path: why`, from the patch engine): a reviewer reads these files before anything else."""
     # the path is the model's: a code span (no backticks inside) shows it as text, never as a

@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+
+from ci_agent.errors import UsageError
 
 MODES = ("pr", "push", "propose")
 DEFAULT_RESULTS = "**/*.trx"
@@ -39,6 +42,69 @@ def split_list(text: str) -> tuple[str, ...]:
     """A list input: one item per line or comma-separated; blanks dropped, order kept."""
     items = (part.strip() for line in text.splitlines() for part in line.split(","))
     return tuple(dict.fromkeys(item for item in items if item))
+
+
+# The inputs every platform offers under these names (GitHub: `INPUT_<NAME>`, GitLab:
+# `CI_AGENT_INPUT_<NAME>`); each platform reads its own variables into a mapping of these names.
+INPUT_NAMES = ("anthropic_api_key", "github_token", "build_logs", "test_results", "verify", "mode",
+               "max_attempts", "model", "config", "ci_workflow", "draft", "dry_run", "job_status")
+JOB_STATUSES = ("success", "failure", "cancelled")
+# The YAML 1.2 core booleans, as `core.getBooleanInput` of the Actions toolkit accepts them.
+_TRUE = ("true", "True", "TRUE")
+_FALSE = ("false", "False", "FALSE")
+
+
+def read_inputs(raw: Mapping[str, str]) -> ActionInputs:
+    """Every input, validated the same way on every platform; `raw` maps an input name to its text
+    as the job received it. An empty input takes its default (a runner passes inputs the workflow
+    left out as empty strings)."""
+    def text(name: str) -> str:
+        return raw.get(name, "").strip()
+
+    mode = text("mode") or "pr"
+    if mode not in MODES:
+        raise UsageError(f"input mode must be one of {', '.join(MODES)}, not {mode[:40]!r}")
+    attempts_text = text("max_attempts") or "3"
+    try:
+        max_attempts = int(attempts_text)
+    except ValueError:
+        max_attempts = 0
+    if not 1 <= max_attempts <= 10:
+        raise UsageError("input max_attempts must be a whole number from 1 to 10, "
+                         f"not {attempts_text[:40]!r}")
+    return ActionInputs(
+        anthropic_api_key=text("anthropic_api_key"),
+        token=text("github_token"),
+        build_logs=split_list(raw.get("build_logs", "")),
+        test_results=split_list(raw.get("test_results", "")) or (DEFAULT_RESULTS,),
+        verify=text("verify"),
+        mode=mode,
+        max_attempts=max_attempts,
+        model=text("model"),
+        config=text("config") or DEFAULT_CONFIG,
+        ci_workflow=text("ci_workflow"),
+        draft=_bool(text("draft"), "draft", True),
+        dry_run=_bool(text("dry_run"), "dry_run", False),
+        job_status=_job_status(text("job_status")),
+    )
+
+
+def _bool(text: str, name: str, default: bool) -> bool:
+    if not text:
+        return default
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise UsageError(f"input {name} must be true or false, not {text[:40]!r}")
+
+
+def _job_status(given: str) -> str:
+    text = given.lower()
+    if text and text not in JOB_STATUSES:
+        raise UsageError(f"input job_status must be empty or one of {', '.join(JOB_STATUSES)} "
+                         f"(pass ${{{{ job.status }}}}), not {text[:40]!r}")
+    return text
 
 
 @dataclass(frozen=True)

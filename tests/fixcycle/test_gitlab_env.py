@@ -12,7 +12,7 @@ from ci_agent import git
 from ci_agent.engine.gitops import auth_config
 from ci_agent.engine.types import ActionInputs
 from ci_agent.errors import UsageError
-from ci_agent.platforms.gitlab.cycle import own_job_prefix, write_dotenv
+from ci_agent.platforms.gitlab.cycle import own_job_prefix
 from ci_agent.platforms.gitlab.env import (
     GITLAB_INPUT_NAMES,
     gitlab_context,
@@ -20,6 +20,7 @@ from ci_agent.platforms.gitlab.env import (
     gitlab_inputs,
     gitlab_trigger,
 )
+from ci_agent.platforms.gitlab.output import write_dotenv
 
 JOB = {"GITLAB_CI": "true", "CI_SERVER_URL": "https://gitlab.example.com", "CI_PROJECT_PATH": "acme/shop",
        "CI_PROJECT_ID": "42", "CI_PIPELINE_ID": "900", "CI_COMMIT_SHA": "a" * 40, "CI_COMMIT_BRANCH": "main",

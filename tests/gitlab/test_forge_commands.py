@@ -12,8 +12,8 @@ import pytest
 
 from ci_agent.engine.forge import CommandForge
 from ci_agent.errors import ForgeError
-from ci_agent.platforms.gitlab.command_pipelines import CURSOR_VARIABLE, format_time, parse_time
 from ci_agent.platforms.gitlab.forge import GitLabForge
+from ci_agent.relay import CURSOR_VARIABLE, format_time, parse_time
 from tests.fakes.gitlab_fake import FakeJob, Fault, GitLabFake, not_found
 
 MAINT, BOT, JOB = "glpat-maint", "glpat-bot", "job-token-1"

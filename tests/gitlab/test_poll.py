@@ -13,9 +13,8 @@ import pytest
 
 from ci_agent.cli.poll import inline_dispatch, pipeline_dispatch, poll_once, run_poll
 from ci_agent.errors import ForgeError, UsageError
-from ci_agent.platforms.gitlab.command_pipelines import CURSOR_VARIABLE, format_time, parse_time
 from ci_agent.platforms.gitlab.forge import GitLabForge
-from ci_agent.relay import MR_VARIABLE, NOTE_VARIABLE
+from ci_agent.relay import CURSOR_VARIABLE, MR_VARIABLE, NOTE_VARIABLE, format_time, parse_time
 from tests.fakes.gitlab_fake import GitLabFake
 
 MAINT = "glpat-maint"  # the poller's token: Maintainer, writes the cursor; its user is "maint"

@@ -10,11 +10,10 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ci_agent.engine import gitops, texts
 from ci_agent.engine.forge import Forge
-from ci_agent.engine.platform import GITHUB_WORDS
 from ci_agent.engine.runner import Result, run_cycle, summary
 from ci_agent.engine.sources import Sources, fetched_sources, inline_sources
 from ci_agent.engine.types import ActionInputs, Trigger
@@ -33,9 +32,12 @@ from ci_agent.platforms.github.env import (
 from ci_agent.platforms.github.output import (
     annotation_lines,
     mask_secrets,
+    outputs,
+    print_request,
     write_outputs,
     write_summary,
 )
+from ci_agent.platforms.github.words import GITHUB_WORDS
 from ci_agent.redact import Redactor
 from ci_agent.render.untrusted import untrusted_md
 from ci_agent.slash.dispatch import handle_command
@@ -114,13 +116,6 @@ def run_github(env: Mapping[str, str], client_factory: Callable[[], ModelClient]
     return run_cycle(env, inputs, trig, GitHubPlatform(env, ctx, inputs), client_factory), ctx
 
 
-def outputs(result: Result) -> dict[str, str]:
-    pr = result.pr
-    return {"outcome": result.outcome, "attempt": str(result.attempt) if result.attempt else "",
-            "branch": result.branch, "pr_number": str(pr.number) if pr else "",
-            "pr_url": pr.url if pr else "", "tokens": str(result.tokens)}
-
-
 def run_github_command(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
                        out: TextIO | None = None) -> tuple[Result, GitHubContext]:
     """`ci-agent command --github`: the comment event of an `issue_comment` or
@@ -144,17 +139,6 @@ def github_fix(env: Mapping[str, str], client_factory: Callable[[], ModelClient]
 def github_command(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None,
                    out: TextIO | None = None) -> int:
     return finish_github(env, run_github_command, client_factory, out)
-
-
-def print_request(request: Mapping[str, Any], redact: Callable[[str], str], out: TextIO) -> None:
-    """A dry run's request in a collapsed group of the log; every line is data, never a command."""
-    from ci_agent.engine.dry_run import request_text, size_sentence
-
-    emit_commands(out, "::group::ci-agent dry run: the request to the model\n")
-    out.write(log_line(redact(request_text(request))) + "\n")
-    emit_commands(out, "::endgroup::\n")
-    print(log_line(redact(f"ci-agent: dry run: {size_sentence(request)}; nothing was sent")), file=out,
-          flush=True)
 
 
 Runner = Callable[[Mapping[str, str], "Callable[[], ModelClient] | None", "TextIO | None"],

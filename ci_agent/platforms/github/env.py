@@ -17,25 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from ci_agent.engine.types import (
-    DEFAULT_CONFIG,
-    DEFAULT_RESULTS,
-    MODES,
+    INPUT_NAMES,
     ActionInputs,
     Trigger,
     is_attempt_message,
     judge,
-    split_list,
+    read_inputs,
 )
 from ci_agent.errors import UsageError
 
-INPUT_NAMES = ("anthropic_api_key", "github_token", "build_logs", "test_results", "verify", "mode",
-               "max_attempts", "model", "config", "ci_workflow", "draft", "dry_run", "job_status")
 # Secret inputs: masked in the log before anything else is printed.
 SECRET_INPUTS = ("anthropic_api_key", "github_token")
 _MAX_EVENT_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
-# The YAML 1.2 core booleans, as `core.getBooleanInput` of the Actions toolkit accepts them.
-_TRUE = ("true", "True", "TRUE")
-_FALSE = ("false", "False", "FALSE")
 
 
 def input_env_name(name: str) -> str:
@@ -43,62 +36,9 @@ def input_env_name(name: str) -> str:
     return "INPUT_" + name.replace(" ", "_").upper()
 
 
-def _raw(env: Mapping[str, str], name: str) -> str:
-    return env.get(input_env_name(name), "").strip()
-
-
-def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    text = _raw(env, name)
-    if not text:
-        return default
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise UsageError(f"input {name} must be true or false, not {text[:40]!r}")
-
-
 def action_inputs(env: Mapping[str, str]) -> ActionInputs:
-    """Every action input, validated; an empty input takes its default (as the runner passes
-    inputs the workflow left out as empty strings)."""
-    key = _raw(env, "anthropic_api_key")
-    mode = _raw(env, "mode") or "pr"
-    if mode not in MODES:
-        raise UsageError(f"input mode must be one of {', '.join(MODES)}, not {mode[:40]!r}")
-    attempts_text = _raw(env, "max_attempts") or "3"
-    try:
-        max_attempts = int(attempts_text)
-    except ValueError:
-        max_attempts = 0
-    if not 1 <= max_attempts <= 10:
-        raise UsageError("input max_attempts must be a whole number from 1 to 10, "
-                         f"not {attempts_text[:40]!r}")
-    return ActionInputs(
-        anthropic_api_key=key,
-        token=_raw(env, "github_token"),
-        build_logs=split_list(env.get(input_env_name("build_logs"), "")),
-        test_results=split_list(env.get(input_env_name("test_results"), "")) or (DEFAULT_RESULTS,),
-        verify=_raw(env, "verify"),
-        mode=mode,
-        max_attempts=max_attempts,
-        model=_raw(env, "model"),
-        config=_raw(env, "config") or DEFAULT_CONFIG,
-        ci_workflow=_raw(env, "ci_workflow"),
-        draft=_bool(env, "draft", True),
-        dry_run=_bool(env, "dry_run", False),
-        job_status=_job_status(env),
-    )
-
-
-JOB_STATUSES = ("success", "failure", "cancelled")
-
-
-def _job_status(env: Mapping[str, str]) -> str:
-    text = _raw(env, "job_status").lower()
-    if text and text not in JOB_STATUSES:
-        raise UsageError(f"input job_status must be empty or one of {', '.join(JOB_STATUSES)} "
-                         f"(pass ${{{{ job.status }}}}), not {text[:40]!r}")
-    return text
+    """Every action input (`INPUT_<NAME>`), validated as on every platform."""
+    return read_inputs({name: env.get(input_env_name(name), "") for name in INPUT_NAMES})
 
 
 def is_actions_token(token: str, env: Mapping[str, str]) -> bool:

@@ -50,10 +50,9 @@ from ci_agent.engine.forge import (
     pick_status_comment,
     status_body,
 )
-from ci_agent.errors import ForgeError
+from ci_agent.errors import ForgeError, StatusForgeError, status_of
 from ci_agent.platforms.download import UnsafeArchive, extract_zip, safe_name, stream_to_file
 from ci_agent.platforms.github.http import (
-    StatusForgeError,
     asked_wait,
     attempts_text,
     comment_from_json,
@@ -62,7 +61,6 @@ from ci_agent.platforms.github.http import (
     iso_utc,
     json_or_none,
     sentence,
-    status_of,
 )
 
 T = TypeVar("T")

@@ -12,19 +12,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ci_agent.engine.forge import Comment
-from ci_agent.errors import ForgeError
-
-
-class StatusForgeError(ForgeError):
-    """A ForgeError that remembers the HTTP status, for the few callers that expect one."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def status_of(error: ForgeError) -> int | None:
-    return error.status if isinstance(error, StatusForgeError) else None
 
 
 def is_rate_limited(status: int, headers: Mapping[str, Any], said_so: bool = False) -> bool:

@@ -7,6 +7,7 @@
 - `write_summary` appends Markdown to `$GITHUB_STEP_SUMMARY`, cut to stay within GitHub's 1 MiB
   per step.
 - `annotation_lines` reuses `ci_agent.render.github` (10 per type per step, escaped values).
+- `outputs` are the step outputs of a result; `print_request` shows a dry run's request as data.
 (`ci_agent.logguard.log_line` is how untrusted text reaches the log, on every platform.)
 """
 
@@ -17,10 +18,12 @@ import os
 import re
 import secrets
 import urllib.parse
-from collections.abc import Iterable, Mapping
-from typing import TextIO
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TextIO
 
-from ci_agent.logguard import emit_commands
+from ci_agent.engine.dry_run import request_text, size_sentence
+from ci_agent.engine.runner import Result
+from ci_agent.logguard import emit_commands, log_line
 from ci_agent.render.github import escape_data, render_github
 from ci_agent.report import Report
 
@@ -115,3 +118,19 @@ def write_summary(path: str, markdown: str) -> bool:
 
 def annotation_lines(report: Report) -> str:
     return render_github(report)
+
+
+def outputs(result: Result) -> dict[str, str]:
+    pr = result.pr
+    return {"outcome": result.outcome, "attempt": str(result.attempt) if result.attempt else "",
+            "branch": result.branch, "pr_number": str(pr.number) if pr else "",
+            "pr_url": pr.url if pr else "", "tokens": str(result.tokens)}
+
+
+def print_request(request: Mapping[str, Any], redact: Callable[[str], str], out: TextIO) -> None:
+    """A dry run's request in a collapsed group of the log; every line is data, never a command."""
+    emit_commands(out, "::group::ci-agent dry run: the request to the model\n")
+    out.write(log_line(redact(request_text(request))) + "\n")
+    emit_commands(out, "::endgroup::\n")
+    print(log_line(redact(f"ci-agent: dry run: {size_sentence(request)}; nothing was sent")), file=out,
+          flush=True)

@@ -16,35 +16,19 @@ Kept apart so `gitlab.py` stays readable; every call still goes through the forg
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import TypeVar
 
 from gitlab import Gitlab
 from gitlab.v4.objects import Project, ProjectMergeRequest
 
 from ci_agent.engine.forge import ChangeRequest, Comment
-from ci_agent.errors import ForgeError
-from ci_agent.platforms.github.http import status_of
+from ci_agent.errors import ForgeError, status_of
 from ci_agent.platforms.gitlab.http import change_request, comment
+from ci_agent.relay import CURSOR_VARIABLE, parse_time
 
 T = TypeVar("T")
 CLAIM_EMOJI = "eyes"
-CURSOR_VARIABLE = "CI_AGENT_POLL_CURSOR"
 _TAKEN = "has already been taken"
-
-
-def parse_time(text: str) -> datetime | None:
-    """An ISO 8601 time as GitLab writes it (`2026-01-01T00:00:00.000Z`, or with an offset), in UTC."""
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def format_time(moment: datetime) -> str:
-    """UTC with milliseconds and `Z`, the form GitLab's API writes and reads."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 class GitLabCommands:

@@ -10,9 +10,7 @@ commit holds (the job has `dependencies: []`).
 
 from __future__ import annotations
 
-import errno
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,21 +19,27 @@ from typing import TYPE_CHECKING, TextIO
 
 from ci_agent.engine import gitops
 from ci_agent.engine.forge import Forge, PipelineStarter
-from ci_agent.engine.platform import GITLAB_WORDS
 from ci_agent.engine.runner import Result, run_cycle, summary
 from ci_agent.engine.sources import Sources, fetched_sources
 from ci_agent.engine.types import FIX_BRANCH_PREFIX, ActionInputs, Trigger
 from ci_agent.errors import CiAgentError, ExitCode, ForgeError, UsageError
 from ci_agent.platforms.gitlab.env import (
-    OUTPUT_ENV_FILE,
-    SUMMARY_FILE,
     TOKEN_VARIABLE,
     GitLabContext,
     gitlab_context,
     gitlab_inputs,
     gitlab_trigger,
 )
-from ci_agent.redact import Redactor, sanitize_untrusted
+from ci_agent.platforms.gitlab.output import (
+    bounded,
+    leave_job_files,
+    outputs,
+    print_also,
+    print_outcome,
+    print_request,
+)
+from ci_agent.platforms.gitlab.words import GITLAB_WORDS
+from ci_agent.redact import Redactor
 from ci_agent.render.untrusted import untrusted_md
 from ci_agent.slash.dispatch import handle_command
 from ci_agent.slash.request import CommandRequest
@@ -49,8 +53,6 @@ PUSH_VARIABLE = "CI_AGENT_GITLAB_PUSH"
 MR_IID_VARIABLE = "CI_AGENT_COMMAND_MR_IID"
 NOTE_ID_VARIABLE = "CI_AGENT_COMMAND_NOTE_ID"
 JOB_TOKEN_USER = "gitlab-ci-token"
-_SUMMARY_BYTES = 1024 * 1024
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass
@@ -144,58 +146,6 @@ def own_job_prefix(job_name: str) -> str:
     return ""
 
 
-def outputs(result: Result) -> dict[str, str]:
-    pr = result.pr
-    return {"CI_AGENT_OUTCOME": result.outcome,
-            "CI_AGENT_ATTEMPT": str(result.attempt) if result.attempt else "",
-            "CI_AGENT_BRANCH": result.branch, "CI_AGENT_MR_IID": str(pr.number) if pr else "",
-            "CI_AGENT_MR_URL": pr.url if pr else "", "CI_AGENT_TOKENS": str(result.tokens)}
-
-
-def dotenv_text(values: Mapping[str, str]) -> str:
-    """`artifacts:reports:dotenv`: one `KEY=value` per line; GitLab takes no multi-line values,
-    so anything that could break a line is dropped from the value."""
-    lines = []
-    for key, value in values.items():
-        clean = "".join(ch for ch in value if ch.isprintable())
-        lines.append(f"{key}={clean}\n")
-    return "".join(lines)
-
-
-def write_job_file(path: Path, text: str) -> str | None:
-    """Write one of the files the job leaves in the checkout; the sentence saying why it could not
-    be written, or None. Never through a symlink: the checkout is the branch's content, and a
-    committed `ci-agent.env -> ~/.profile` must not make us write elsewhere."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    except OSError as exc:
-        why = "it is a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
-        return f"cannot write {path.name}: {why}"
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return None
-
-
-def write_dotenv(path: Path, values: Mapping[str, str]) -> str | None:
-    return write_job_file(path, dotenv_text(values))
-
-
-def leave_job_files(workdir: Path, values: Mapping[str, str], summary_text: str) -> list[str]:
-    """The dotenv report and the summary artifact. A file that cannot be written is a sentence
-    for the log, never the job's outcome: the real outcome or error must still be what it says."""
-    problems = [write_dotenv(workdir / OUTPUT_ENV_FILE, values),
-                write_job_file(workdir / SUMMARY_FILE, summary_text)]
-    return [p for p in problems if p]
-
-
-def _bounded(text: str) -> str:
-    data = text.encode("utf-8")
-    if len(data) <= _SUMMARY_BYTES:
-        return text
-    note = "\n\n(summary cut at 1 MiB)\n"
-    return data[:_SUMMARY_BYTES - len(note)].decode("utf-8", "ignore") + note
-
-
 def run_gitlab(env: Mapping[str, str], client_factory: Callable[[], ModelClient] | None = None
                ) -> Result:
     ctx = gitlab_context(env)
@@ -244,23 +194,11 @@ def finish_gitlab(env: Mapping[str, str],
     except CiAgentError as exc:
         problems = leave_job_files(workdir, {"CI_AGENT_OUTCOME": "error"},
                                    f"## ci-agent: error\n\n{untrusted_md(redact(str(exc)))}\n")
-        _also(problems)  # main prints the error itself, which stays the job's error
+        print_also(problems)  # main prints the error itself, which stays the job's error
         raise
-    problems = leave_job_files(workdir, outputs(result), _bounded(redact(summary(result, GITLAB_WORDS))))
+    problems = leave_job_files(workdir, outputs(result), bounded(redact(summary(result, GITLAB_WORDS))))
     if result.request is not None:
-        from ci_agent.engine.dry_run import request_text, size_sentence
-
-        # the request as data: no control character (ANSI, a section marker) reaches the trace
-        print(_CONTROL.sub(" ", redact(request_text(result.request))), file=stream)
-        print(_CONTROL.sub(" ", redact(f"ci-agent: dry run: {size_sentence(result.request)}; nothing "
-                                       "was sent")), file=stream, flush=True)
-    word = "skipped" if result.outcome == "skipped" else result.outcome
-    line = " ".join(sanitize_untrusted(redact(f"ci-agent: {word}: {result.message}")).split())
-    print(line, file=stream, flush=True)
-    _also(problems)
+        print_request(result.request, redact, stream)
+    print_outcome(result, redact, stream)
+    print_also(problems)
     return int(result.exit_code)
-
-
-def _also(problems: list[str]) -> None:
-    for problem in problems:
-        print(f"ci-agent: also: {sanitize_untrusted(problem)}", file=sys.stderr, flush=True)

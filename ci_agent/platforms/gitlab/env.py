@@ -15,9 +15,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ci_agent.engine.types import FORK_REFUSAL, ActionInputs, Trigger, is_attempt_message, judge
+from ci_agent.engine.types import (
+    FORK_REFUSAL,
+    ActionInputs,
+    Trigger,
+    is_attempt_message,
+    judge,
+    read_inputs,
+)
 from ci_agent.errors import UsageError
-from ci_agent.platforms.github.env import action_inputs
 
 GITLAB_INPUT_PREFIX = "CI_AGENT_INPUT_"
 GITLAB_INPUT_NAMES = ("build_logs", "test_results", "verify", "mode", "max_attempts", "model", "config",
@@ -36,10 +42,9 @@ def gitlab_input_env_name(name: str) -> str:
 def gitlab_inputs(env: Mapping[str, str]) -> ActionInputs:
     """The include's inputs, validated as the GitHub action's are (same names, same rules); the
     key and token come from CI/CD variables (masked) rather than inputs, which GitLab shows."""
-    mapped = {f"INPUT_{name.upper()}": env.get(gitlab_input_env_name(name), "")
-              for name in GITLAB_INPUT_NAMES}
-    mapped["INPUT_ANTHROPIC_API_KEY"] = env.get("ANTHROPIC_API_KEY", "")
-    return replace(action_inputs(mapped), token=env.get(TOKEN_VARIABLE, "").strip())
+    raw = {name: env.get(gitlab_input_env_name(name), "") for name in GITLAB_INPUT_NAMES}
+    raw["anthropic_api_key"] = env.get("ANTHROPIC_API_KEY", "")
+    return replace(read_inputs(raw), token=env.get(TOKEN_VARIABLE, "").strip())
 
 
 @dataclass(frozen=True)

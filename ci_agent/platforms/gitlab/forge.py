@@ -39,9 +39,8 @@ from ci_agent.engine.forge import (
     pick_status_comment,
     status_body,
 )
-from ci_agent.errors import ForgeError
+from ci_agent.errors import ForgeError, StatusForgeError, status_of
 from ci_agent.platforms.download import UnsafeArchive, extract_zip, safe_name, stream_to_file
-from ci_agent.platforms.github.http import StatusForgeError, status_of
 from ci_agent.platforms.gitlab.command_pipelines import GitLabCommands
 from ci_agent.platforms.gitlab.http import (
     RaisingBackend,
