@@ -11,8 +11,8 @@ What a new platform implements
 ------------------------------
 One folder, `ci_agent/platforms/<name>/`, and one line in this file:
 
-1. `env.py`: the CI job's environment, read once. `in_<name>(env) -> bool` (is this job running
-   there: `--ci auto`), a frozen context dataclass of its variables, its inputs as
+1. `env.py`: the CI job's environment, read once: whether this job runs there (`--ci auto`:
+   `in_github_actions`, `in_gitlab_ci`), a frozen context dataclass of its variables, its inputs as
    `ActionInputs` (each variable's text handed to `engine.types.read_inputs`, which validates them
    as on every platform), and the run as a `Trigger` judged by `engine.types.judge` (forks refused,
    our own branches and green runs skipped).
@@ -33,7 +33,7 @@ One folder, `ci_agent/platforms/<name>/`, and one line in this file:
    Markdown summary (`engine.runner.summary` with the platform's words), a dry run's request
    printed as data, and the last log line. Whatever the job writes to its log goes through
    `logguard` (GitHub) or is stripped of control characters (GitLab): untrusted text is data.
-6. Here: a `CiPlatform(name, in_<name>, <name>_fix, <name>_command)` in `CI_PLATFORMS`, before
+6. Here: a `CiPlatform(name, detect, fix, command)` in `CI_PLATFORMS`, before
    any platform whose detection it could shadow. `--ci <name>` and `--ci auto` then find it.
 
 The local platform (`platforms/local/`) has no job environment: `--ci local` (`--local`) is the

@@ -18,7 +18,7 @@ from ci_agent.engine.runner import Result, run_cycle, summary
 from ci_agent.engine.sources import Sources, fetched_sources, inline_sources
 from ci_agent.engine.types import ActionInputs, Trigger
 from ci_agent.errors import CiAgentError, ExitCode, UsageError
-from ci_agent.logguard import emit_commands, log_line
+from ci_agent.logguard import emit_commands
 from ci_agent.platforms.github.env import (
     SECRET_INPUTS,
     GitHubContext,
@@ -33,6 +33,7 @@ from ci_agent.platforms.github.output import (
     annotation_lines,
     mask_secrets,
     outputs,
+    print_outcome,
     print_request,
     write_outputs,
     write_summary,
@@ -165,6 +166,5 @@ def finish_github(env: Mapping[str, str], run: Runner,
         print_request(result.request, redact, stream)
     if result.report is not None and result.outcome not in ("refused", "skipped"):
         emit_commands(stream, redact(annotation_lines(result.report)))
-    word = "skipped" if result.outcome == "skipped" else result.outcome
-    print(log_line(redact(f"ci-agent: {word}: {result.message}")), file=stream, flush=True)
+    print_outcome(result, redact, stream)
     return int(result.exit_code)

@@ -7,7 +7,8 @@
 - `write_summary` appends Markdown to `$GITHUB_STEP_SUMMARY`, cut to stay within GitHub's 1 MiB
   per step.
 - `annotation_lines` reuses `ci_agent.render.github` (10 per type per step, escaped values).
-- `outputs` are the step outputs of a result; `print_request` shows a dry run's request as data.
+- `outputs` are the step outputs of a result; `print_request` shows a dry run's request and
+  `print_outcome` the step's last line, both as data.
 (`ci_agent.logguard.log_line` is how untrusted text reaches the log, on every platform.)
 """
 
@@ -134,3 +135,9 @@ def print_request(request: Mapping[str, Any], redact: Callable[[str], str], out:
     emit_commands(out, "::endgroup::\n")
     print(log_line(redact(f"ci-agent: dry run: {size_sentence(request)}; nothing was sent")), file=out,
           flush=True)
+
+
+def print_outcome(result: Result, redact: Callable[[str], str], out: TextIO) -> None:
+    """The step's last line: the outcome and its sentence, as data."""
+    word = "skipped" if result.outcome == "skipped" else result.outcome
+    print(log_line(redact(f"ci-agent: {word}: {result.message}")), file=out, flush=True)
