@@ -410,7 +410,7 @@ def test_streamed_big_file_gives_the_same_excerpts(tmp_path: Path, monkeypatch: 
     settings = ContextSettings(excerpt_lines=3, whole_file_bytes=0)
     redactor = Redactor.from_environ({"STREAM_SECRET": canary})
     read_whole = gather_context(repo, report, settings, redactor)
-    monkeypatch.setattr("ci_agent.context._READ_WHOLE_CAP", 100)  # force the streaming reader
+    monkeypatch.setattr("ci_agent.context.gather._READ_WHOLE_CAP", 100)  # force the streaming reader
     streamed = gather_context(repo, report, settings, redactor)
     assert streamed.excerpts == read_whole.excerpts
     assert ranges(streamed, "s.c") == [(147, 153)]

@@ -23,7 +23,7 @@ from ci_agent.engine.collect import Collected, collect, describe
 from ci_agent.engine.ledger import Ledger
 from ci_agent.errors import CiAgentError, ExitCode
 from ci_agent.llm.client import ModelClient
-from ci_agent.llm.prompt_text import AttemptNote, compose_user_text
+from ci_agent.llm.prompt import AttemptNote, compose_user_text
 from ci_agent.llm.types import AskResult, GiveUp, ModelSettings, PatchProposal, Usage
 from ci_agent.patch.apply import Trailers, commit, rollback
 from ci_agent.patch.engine import apply_patch, review
@@ -185,7 +185,7 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
         budget = assess(ledger.events(), settings.budget.max_attempts)
     outcome = Outcome("escalated", ExitCode.BUDGET_EXHAUSTED, plan.fix_branch, first.report,
                       first.fingerprint, budget)
-    notes: list[AttemptNote] = [AttemptNote.from_record(r) for r in budget.failures]
+    notes = [AttemptNote(r.number, r.summary, after_fingerprint=r.after) for r in budget.failures]
     current = first
     client: ModelClient | None = None
     while True:

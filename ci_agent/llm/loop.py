@@ -14,7 +14,8 @@ Gates on the structured answer (DESIGN.md §4.5):
   must name a file the patch changes (its path or file name). Without it the patch is rejected.
 
 Stops at `max_turns` model calls or `max_total_tokens` (`Usage.total`) with a `GiveUp` whose
-`by_model` is False. Everything we send that came from the repository passes `redact`.
+`by_model` is False. Everything we send that came from the repository passes `redact`. What we
+tell the model between its turns is worded in `ci_agent/templates/conversation.md.j2`.
 """
 
 from __future__ import annotations
@@ -26,15 +27,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from ci_agent.llm.client import ModelClient
-from ci_agent.llm.prompt import EPHEMERAL, READ_ONLY_TOOLS, initial_request, system_blocks
+from ci_agent.llm.prompt import EPHEMERAL, initial_request, system_blocks
+from ci_agent.llm.tool_schemas import READ_ONLY_TOOLS
 from ci_agent.llm.tools import RepoTools, ToolError
 from ci_agent.llm.types import AskResult, GiveUp, ModelSettings, PatchProposal, Usage
 from ci_agent.patch.extract import extract_diff
 from ci_agent.patch.parse import PatchParseError, parse_patch
+from ci_agent.render.prose import Prose
 
 Check = Callable[[str], list[str]]
 Redact = Callable[[str], str]
 _UNVERIFIED = re.compile(r"^\W*unverified\b", re.IGNORECASE)
+_SAY = Prose("conversation.md.j2")
 
 
 def unverified_count(assumptions: Iterable[str]) -> int:
@@ -73,9 +77,7 @@ def report_file_gate(diff: str, summary: str, root_cause: str,
     if named:
         return [], [f"The patch touches no file named in the report ({listed}); the stated reason "
                     f"names {', '.join(named)}."]
-    return [f"[gate.report_files] The patch changes {', '.join(touched)}, none of the files the "
-            f"failure report names ({listed}). Fix the reported files, or say in summary or "
-            "root_cause which file you change and why it is the cause."], []
+    return [_SAY("report_files_gate", touched=touched, listed=listed)], []
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,18 +94,18 @@ def _strings(value: object, name: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ToolError(f"submit_patch: {name} must be a list of strings.")
+        raise ToolError(_SAY("needs_strings", name=name))
     return tuple(v for v in value if v.strip())
 
 
 def read_submission(args: dict[str, Any]) -> _Submission:
     for key in ("diff", "summary", "root_cause"):
         if not isinstance(args.get(key), str) or not args[key].strip():
-            raise ToolError(f"submit_patch needs a non-empty string {key!r}.")
+            raise ToolError(_SAY("needs_text", key=key))
     confidence = args.get("confidence")
     if (not isinstance(confidence, int | float) or isinstance(confidence, bool)
             or not math.isfinite(confidence)):
-        raise ToolError("submit_patch needs 'confidence' as a number between 0 and 1.")
+        raise ToolError(_SAY("needs_confidence"))
     return _Submission(args["diff"], args["summary"].strip(), args["root_cause"].strip(),
                        min(1.0, max(0.0, float(confidence))),
                        _strings(args.get("assumptions"), "assumptions"),
@@ -133,7 +135,7 @@ def _history_blocks(content: object) -> list[dict[str, Any]]:
         elif block.get("type") == "tool_use":
             blocks.append({"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
                            "input": block.get("input") if isinstance(block.get("input"), dict) else {}})
-    return blocks or [{"type": "text", "text": "(no answer)"}]
+    return blocks or [{"type": "text", "text": _SAY("no_answer")}]
 
 
 def move_cache_breakpoint(messages: list[dict[str, Any]]) -> None:
@@ -148,7 +150,7 @@ def move_cache_breakpoint(messages: list[dict[str, Any]]) -> None:
 
 def _result(tool_use_id: str, text: str, is_error: bool = False) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id,
-                             "content": [{"type": "text", "text": text or "(empty)"}]}
+                             "content": [{"type": "text", "text": text or _SAY("empty_result")}]}
     if is_error:
         block["is_error"] = True
     return block
@@ -190,16 +192,13 @@ class _Conversation:
         if not problems:
             return _proposal(sub, notes)
         self.rejections.extend(problems)
-        text = "The patch was rejected and nothing was applied:\n" + "\n".join(
-            p if p.startswith("- ") else f"- {p}" for p in problems)
-        return _result(tool_id, self.redact(text + "\nFix these problems and submit again."), True)
+        return _result(tool_id, self.redact(_SAY("rejected", problems=problems)), True)
 
     def answer(self, block: dict[str, Any], cut_off: bool) -> PatchProposal | GiveUp | dict[str, Any]:
         tool_id, name = str(block["id"]), block["name"]
         args = block["input"]
         if cut_off:
-            return _result(tool_id, f"Your reply was cut off at max_tokens ({self.settings.max_tokens}) "
-                           "before this call was complete; send a shorter answer.", True)
+            return _result(tool_id, _SAY("call_cut_off", max_tokens=self.settings.max_tokens), True)
         if name == "give_up":
             reason = args.get("reason")
             return GiveUp(reason.strip() if isinstance(reason, str) and reason.strip()
@@ -207,7 +206,7 @@ class _Conversation:
         if name == "submit_patch":
             return self.submit(tool_id, args)
         if name not in READ_ONLY_TOOLS:
-            return _result(tool_id, f"There is no tool named {name!r}.", True)
+            return _result(tool_id, _SAY("no_such_tool", name=name), True)
         try:
             return _result(tool_id, self.redact(self.tools.call(name, args)))
         except ToolError as error:
@@ -233,13 +232,10 @@ class _Conversation:
                     return self.result(outcome)
                 replies.append(outcome)
             if not replies:
-                why = (f"Your reply was cut off at max_tokens ({self.settings.max_tokens})."
-                       if cut_off else "You answered without a tool call.")
-                replies.append({"type": "text", "text": why + " Answer with one tool call: "
-                                "submit_patch, give_up, or a read-only tool."})
+                replies.append({"type": "text", "text": _SAY("no_tool_call", cut_off=cut_off,
+                                                             max_tokens=self.settings.max_tokens)})
             elif self.turns == self.settings.max_turns - 1:
-                replies.append({"type": "text", "text": "This is your last turn: answer with "
-                                "submit_patch or give_up."})
+                replies.append({"type": "text", "text": _SAY("last_turn")})
             messages.append({"role": "user", "content": replies})
 
 

@@ -1,49 +1,55 @@
 """The request we send: one cached system block, the tools, the first user turn.
 
+The words are templates in `ci_agent/templates/` (system.md.j2, user.md.j2, language.md.j2,
+attempts.md.j2) and the tools are data (tools.json, see `tool_schemas`); this module only chooses
+and fills them.
+
 The system block is identical for every attempt on a repository (rules, team notes, language)
 so it is cached with one `cache_control` breakpoint; with tools rendered before the system
 block, that one breakpoint caches the tool definitions too. Everything that changes — the
-report and context — goes into the user turn.
+report, the context, what earlier attempts changed and how they failed ("no progress" when a
+failure comes back after a patch) — goes into the user turn.
+
+Every piece of the user turn that came from outside (logs, diffs the model wrote, summaries) is
+redacted by the caller's `redact`, then sanitised and fenced as data by `ci_agent.redact`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import jinja2
-
+from ci_agent.llm.tool_schemas import READ_ONLY_TOOLS, tool_definitions
 from ci_agent.llm.types import ModelSettings
+from ci_agent.redact import fence, sanitize_untrusted
+from ci_agent.render import render
+from ci_agent.render.prose import Prose, render_template
+from ci_agent.report import Report
+
+__all__ = ["EPHEMERAL", "READ_ONLY_TOOLS", "AttemptNote", "compose_user_text", "initial_request",
+           "language_rule", "system_blocks", "system_text", "tool_definitions", "user_text"]
 
 EPHEMERAL = {"type": "ephemeral"}
-UNVERIFIED_PREFIX = "unverified:"
-READ_ONLY_TOOLS = ("read_file", "search_code", "list_files")
+REPORT_BYTES = 8000
+PREVIOUS_REPORT_BYTES = 3000
+PREVIOUS_DIFF_BYTES = 6000
 _LANGUAGES = {"en": "English", "es": "Spanish", "fr": "French", "de": "German", "pt": "Portuguese",
               "it": "Italian", "nl": "Dutch", "pl": "Polish", "ja": "Japanese", "zh": "Chinese",
               "ko": "Korean", "ru": "Russian", "uk": "Ukrainian", "tr": "Turkish", "sv": "Swedish"}
-
-_env = jinja2.Environment(
-    loader=jinja2.PackageLoader("ci_agent", "templates"),
-    autoescape=False,  # Markdown for a model, not HTML
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    keep_trailing_newline=True,
-)
+_LANGUAGE = Prose("language.md.j2")
+_ATTEMPTS = Prose("attempts.md.j2")
 
 
 def language_rule(language: str) -> str:
     code = language.strip()
-    if code.casefold() == "match":
-        return ("Write `summary`, `root_cause`, `assumptions`, `open_questions` and `give_up` "
-                "reasons in the language the repository's own comments and messages are written "
-                "in. Code, identifiers and diff stay as they are.")
-    name = _LANGUAGES.get(code.casefold(), code)
-    return (f"Write `summary`, `root_cause`, `assumptions`, `open_questions` and `give_up` "
-            f"reasons in {name}. Code, identifiers and diff stay as they are.")
+    name = None if code.casefold() == "match" else _LANGUAGES.get(code.casefold(), code)
+    return _LANGUAGE("rule", name=name)
 
 
 def system_text(settings: ModelSettings) -> str:
-    return _env.get_template("system.md.j2").render(
+    return render_template(
+        "system.md.j2",
         notes=[" ".join(n.split()) for n in settings.notes if n.strip()],  # one bullet each
         language_rule=language_rule(settings.language),
     )
@@ -57,97 +63,8 @@ def user_text(report: str, context: str = "", previous_attempts: str = "") -> st
     """The first user turn: previous attempts (if any) first, then the report and context.
 
     All three must already be redacted and sanitised by the caller."""
-    return _env.get_template("user.md.j2").render(
-        report=report.rstrip(), context=context.rstrip(), previous_attempts=previous_attempts.rstrip()
-    )
-
-
-def _string_list(description: str) -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string"}, "description": description}
-
-
-def tool_definitions() -> list[dict[str, Any]]:
-    return [
-        {
-            "name": "read_file",
-            "description": "Read a text file of the repository. Lines come numbered (number, tab, "
-                           "text); the numbers are not part of the file. At most 400 lines per call.",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Path from the repository root."},
-                    "start_line": {"type": "integer", "minimum": 1},
-                    "end_line": {"type": "integer", "minimum": 1},
-                },
-                "required": ["path"],
-                "additionalProperties": False,
-            },
-        },
-        {
-            "name": "search_code",
-            "description": "Search the repository's text files line by line; prints path:line: text "
-                           "for up to 100 matches.",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "Literal text, or a Python regex "
-                                "when regex is true."},
-                    "glob": {"type": "string", "description": "Only files matching this glob, "
-                             "e.g. *.cs or src/**/*.py."},
-                    "regex": {"type": "boolean", "default": False},
-                },
-                "required": ["pattern"],
-                "additionalProperties": False,
-            },
-        },
-        {
-            "name": "list_files",
-            "description": "List the files under a directory (recursively), optionally filtered "
-                           "by a glob.",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "dir": {"type": "string", "description": "Directory from the repository root; "
-                            "default: the root."},
-                    "glob": {"type": "string"},
-                },
-                "additionalProperties": False,
-            },
-        },
-        {
-            "name": "submit_patch",
-            "description": "Submit the fix. The patch is checked by policy and `git apply --check`; "
-                           "if rejected you get the reasons and may submit again.",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "diff": {"type": "string", "description": "A unified diff with paths relative "
-                             "to the repository root."},
-                    "summary": {"type": "string", "description": "What the patch changes, one "
-                                "or two sentences."},
-                    "root_cause": {"type": "string", "description": "Why the build or tests failed."},
-                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                    "assumptions": _string_list('What you assumed; prefix with "unverified:" what '
-                                                "you did not confirm by reading the code."),
-                    "open_questions": _string_list("What you could not decide."),
-                },
-                "required": ["diff", "summary", "root_cause", "confidence", "assumptions",
-                             "open_questions"],
-                "additionalProperties": False,
-            },
-        },
-        {
-            "name": "give_up",
-            "description": "Stop without a patch, when no safe fix exists or the failure is not "
-                           "caused by the code.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"reason": {"type": "string"}},
-                "required": ["reason"],
-                "additionalProperties": False,
-            },
-        },
-    ]
+    return render_template("user.md.j2", report=report.rstrip(), context=context.rstrip(),
+                           previous_attempts=previous_attempts.rstrip())
 
 
 def initial_request(settings: ModelSettings, system: list[dict[str, Any]], user_text: str) -> dict[str, Any]:
@@ -163,3 +80,68 @@ def initial_request(settings: ModelSettings, system: list[dict[str, Any]], user_
         "messages": [{"role": "user", "content": [{"type": "text", "text": user_text,
                                                    "cache_control": dict(EPHEMERAL)}]}],
     }
+
+
+# --------------------------------------------------------------------------- the user turn
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptNote:
+    """What the next prompt is told about one earlier failed attempt."""
+
+    number: int
+    summary: str
+    files: tuple[str, ...] = ()
+    diff: str = ""
+    verify: str = ""
+    after_fingerprint: str = ""
+    after: Report | None = None  # known when the attempt ran in this invocation
+
+
+def _cut(text: str, limit: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", errors="ignore") + "\n[... cut]"
+
+
+def _data(label: str, text: str, redact: Callable[[str], str]) -> str:
+    return fence(label, sanitize_untrusted(redact(text)))
+
+
+def _previous(notes: Sequence[AttemptNote], redact: Callable[[str], str]) -> list[str]:
+    out = [_ATTEMPTS("earlier_attempts")]
+    for note in notes:
+        out.append(_ATTEMPTS("attempt_heading", number=note.number))
+        if note.summary:
+            out.append(_data(f"attempt {note.number} summary", note.summary, redact))
+        if note.files:
+            out.append(_ATTEMPTS("changed", files=note.files))
+        if note.diff:
+            out.append(_data(f"attempt {note.number} diff", _cut(note.diff, PREVIOUS_DIFF_BYTES), redact))
+        if note.after is not None:
+            out.append(_ATTEMPTS("still_failed", verify=note.verify))
+            out.append(_data(f"failure after attempt {note.number}",
+                             render(note.after, "llm", PREVIOUS_REPORT_BYTES), redact))
+    return out
+
+
+def compose_user_text(report: Report, context: str, notes: Sequence[AttemptNote], number: int,
+                      max_attempts: int, no_progress: bool, redact: Callable[[str], str],
+                      instructions: str = "", explain: bool = False) -> str:
+    """The first user turn for attempt `number`; the paragraphs of its "Previous attempts"
+    section are the macros of attempts.md.j2, in this order."""
+    previous: list[str] = []
+    if explain:
+        previous.append(_ATTEMPTS("explain_only"))
+    if instructions.strip():
+        previous.append(_ATTEMPTS("reviewer", instructions=_data("reviewer instructions", instructions,
+                                                                   redact)))
+    if (number > 1 or notes) and not explain:
+        previous.append(_ATTEMPTS("attempt_number", number=number, max_attempts=max_attempts))
+    if no_progress:
+        previous.append(_ATTEMPTS("no_progress"))
+    if notes:
+        previous += _previous(notes, redact)
+    return user_text(_data("failure report", render(report, "llm", REPORT_BYTES), redact),
+                     context, "\n\n".join(previous))

@@ -4,7 +4,8 @@ Every path is resolved with realpath and must stay inside the repository's realp
 and symlinks pointing out are refused; `.git` (any depth, any case) and the configured exclude
 globs are invisible — a hidden file answers exactly like a missing one. Output is capped so
 one tool call cannot flood the conversation. Errors are `ToolError`s whose message is written
-for the model; the loop sends them back as `is_error` tool results.
+for the model (worded in `ci_agent/templates/tools.md.j2`); the loop sends them back as
+`is_error` tool results. What each tool takes is its schema in `tools.json` (`tool_schemas`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ci_agent.llm.tool_schemas import parameter_types, required_parameters
 from ci_agent.patch.policy import glob_match
+from ci_agent.render.prose import Prose
 
 MAX_OUTPUT_BYTES = 48_000
 MAX_READ_LINES = 400
@@ -31,6 +34,7 @@ SEARCH_LINE_CHARS = 2_000  # longer lines (minified code, data) are skipped by s
 # (a|aa)+: the classic catastrophic-backtracking shapes. Python's `re` has no timeout, so such
 # patterns are refused (a heuristic: it also refuses some harmless ones, like (foo|bar)+).
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}|](?:[^()\\]|\\.)*\)\s*[+*{]")
+_SAY = Prose("tools.md.j2")
 
 
 class ToolError(Exception):
@@ -41,13 +45,13 @@ def is_git_dir(name: str) -> bool:
     return name.casefold().rstrip(". ") == ".git"
 
 
-def _cap(text: str, note: str = "") -> str:
+def _cap(text: str, line_range: bool = False) -> str:
     data = text.encode("utf-8", "replace")
     if len(data) <= MAX_OUTPUT_BYTES:
         return text
     cut = data[:MAX_OUTPUT_BYTES].decode("utf-8", "ignore")
     cut = cut[: cut.rfind("\n") + 1] or cut
-    return cut + f"[output truncated at {MAX_OUTPUT_BYTES} bytes{note}]\n"
+    return cut + _SAY("truncated", most=MAX_OUTPUT_BYTES, line_range=line_range) + "\n"
 
 
 class RepoTools:
@@ -70,28 +74,25 @@ class RepoTools:
         """(real absolute path, repo-relative POSIX path) for a path the model named."""
         raw = (path or ".").replace("\\", "/").strip()
         if "\x00" in raw:
-            raise ToolError("Paths cannot contain NUL characters.")
+            raise ToolError(_SAY("nul_in_path"))
         if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
-            raise ToolError(f"{path!r} is absolute; name files by their path from the repository "
-                            "root, e.g. `src/app.py`.")
+            raise ToolError(_SAY("absolute", path=path))
         lexical = os.path.normpath(raw).replace("\\", "/")
         if lexical == ".." or lexical.startswith("../"):
-            raise ToolError(f"{path!r} is outside the repository.")
+            raise ToolError(_SAY("outside", path=path))
         real = Path(os.path.realpath(self.repo / lexical))
         if real != self.repo and self.repo not in real.parents:
-            raise ToolError(f"{path!r} is a symlink that points outside the repository; it is "
-                            "not readable.")
+            raise ToolError(_SAY("symlink_out", path=path))
         rel = real.relative_to(self.repo).as_posix() if real != self.repo else "."
         hidden = rel != "." and self._excluded(rel, is_dir=real.is_dir())
         # The lexical path may name a hidden place through a symlink inside the repo too.
         hidden = hidden or (lexical != "." and self._excluded(lexical, is_dir=real.is_dir()))
         if hidden or not real.exists():
-            raise ToolError(f"{path!r} does not exist in the repository (or is excluded from "
-                            "what you may read).")
+            raise ToolError(_SAY("missing", path=path))
         if want_dir and not real.is_dir():
-            raise ToolError(f"{path!r} is a file, not a directory.")
+            raise ToolError(_SAY("not_a_directory", path=path))
         if not want_dir and not real.is_file():
-            raise ToolError(f"{path!r} is a directory; use list_files to see what it holds.")
+            raise ToolError(_SAY("a_directory", path=path))
         return real, rel
 
     def _walk(self, top: Path) -> Iterator[tuple[Path, str]]:
@@ -119,31 +120,30 @@ class RepoTools:
         real, rel = self.resolve(path)
         size = real.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise ToolError(f"{rel} is {size} bytes, too large to read; use search_code to find "
-                            "the lines you need.")
+            raise ToolError(_SAY("too_large", path=rel, size=size))
         data = real.read_bytes()
         if b"\x00" in data[:8192]:
-            raise ToolError(f"{rel} is a binary file.")
+            raise ToolError(_SAY("binary", path=rel))
         lines = data.decode("utf-8", "replace").splitlines()
         first = max(1, start_line or 1)
         last = min(len(lines), end_line or len(lines), first + MAX_READ_LINES - 1)
         if lines and first > len(lines):
-            raise ToolError(f"{rel} has {len(lines)} lines; start_line {first} is past the end.")
+            raise ToolError(_SAY("past_the_end", path=rel, lines=len(lines), first=first))
         body = "".join(f"{n:>6}\t{lines[n - 1]}\n" for n in range(first, last + 1))
-        header = f"{rel} (lines {first}-{last} of {len(lines)})\n" if lines else f"{rel} (empty)\n"
-        more = (f"[{len(lines) - last} more lines; call read_file with start_line={last + 1}]\n"
+        header = _SAY("lines_header", path=rel, first=first, last=last, total=len(lines)) + "\n"
+        more = (_SAY("more_lines", count=len(lines) - last, next_line=last + 1) + "\n"
                 if last < len(lines) else "")
-        return _cap(header + body, "; ask for a smaller line range") + more
+        return _cap(header + body, line_range=True) + more
 
     def search_code(self, pattern: str, glob: str | None = None, regex: bool = False) -> str:
         if not pattern or len(pattern) > MAX_PATTERN:
-            raise ToolError(f"The pattern must be 1 to {MAX_PATTERN} characters long.")
+            raise ToolError(_SAY("pattern_length", most=MAX_PATTERN))
         if regex and _NESTED_QUANTIFIER.search(pattern):
-            raise ToolError("Nested quantifiers such as (a+)+ are not allowed; simplify the regex.")
+            raise ToolError(_SAY("nested_quantifier"))
         try:
             matcher = re.compile(pattern if regex else re.escape(pattern))
         except re.error as error:
-            raise ToolError(f"Invalid regular expression: {error}.") from error
+            raise ToolError(_SAY("bad_regex", error=error)) from error
         deadline = time.monotonic() + SEARCH_SECONDS
         hits: list[str] = []
         stopped = ""
@@ -151,7 +151,7 @@ class RepoTools:
             if full.is_symlink() or (glob and not _glob_hit(rel, glob)):
                 continue  # a symlink's target is searched under its own name
             if time.monotonic() > deadline:
-                stopped = f"[search stopped after {SEARCH_SECONDS:g} s; narrow it with glob]\n"
+                stopped = _SAY("search_stopped", seconds=SEARCH_SECONDS) + "\n"
                 break
             for number, line in _text_lines(full):
                 if len(line) <= SEARCH_LINE_CHARS and matcher.search(line):
@@ -159,10 +159,10 @@ class RepoTools:
                     if len(hits) >= MAX_MATCHES:
                         break
             if len(hits) >= MAX_MATCHES:
-                stopped = f"[first {MAX_MATCHES} matches shown; narrow the search]\n"
+                stopped = _SAY("first_matches", count=MAX_MATCHES) + "\n"
                 break
         if not hits:
-            return f"No matches for {pattern!r}" + (f" in files matching {glob!r}" if glob else "") + "\n"
+            return _SAY("no_matches", pattern=pattern, glob=glob) + "\n"
         return _cap("".join(hits)) + stopped
 
     def list_files(self, dir: str | None = None, glob: str | None = None) -> str:
@@ -177,8 +177,8 @@ class RepoTools:
             else:
                 more += 1
         if not entries:
-            return f"No files under {rel_top!r}" + (f" matching {glob!r}" if glob else "") + "\n"
-        tail = f"[{more} more files; narrow with dir or glob]\n" if more else ""
+            return _SAY("no_files", dir=rel_top, glob=glob) + "\n"
+        tail = _SAY("more_files", count=more) + "\n" if more else ""
         return _cap("".join(entries)) + tail
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> str:
@@ -188,28 +188,20 @@ class RepoTools:
         }
         handler = handlers.get(name)
         if handler is None:
-            raise ToolError(f"There is no tool named {name!r}.")
-        params = _PARAMS[name]
+            raise ToolError(_SAY("no_such_tool", name=name))
+        params = parameter_types(name)
         unknown = sorted(set(arguments) - set(params))
         if unknown:
-            raise ToolError(f"{name} has no parameter {unknown[0]!r}.")
+            raise ToolError(_SAY("no_such_parameter", tool=name, name=unknown[0]))
         for key, kind in params.items():
             value = arguments.get(key)
             if value is not None and not (isinstance(value, kind) and not
                                           (kind is int and isinstance(value, bool))):
-                raise ToolError(f"{name}: {key} must be a {kind.__name__}.")
-        missing = [k for k in _REQUIRED.get(name, ()) if not arguments.get(k)]
+                raise ToolError(_SAY("wrong_type", tool=name, name=key, kind=kind.__name__))
+        missing = [k for k in required_parameters(name) if not arguments.get(k)]
         if missing:
-            raise ToolError(f"{name} needs {missing[0]!r}.")
+            raise ToolError(_SAY("needs", tool=name, name=missing[0]))
         return handler(**{k: v for k, v in arguments.items() if v is not None})
-
-
-_PARAMS: dict[str, dict[str, type]] = {
-    "read_file": {"path": str, "start_line": int, "end_line": int},
-    "search_code": {"pattern": str, "glob": str, "regex": bool},
-    "list_files": {"dir": str, "glob": str},
-}
-_REQUIRED = {"read_file": ("path",), "search_code": ("pattern",)}
 
 
 def _glob_hit(rel: str, glob: str) -> bool:

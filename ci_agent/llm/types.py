@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 
@@ -29,20 +29,10 @@ class Usage:
         """The `usage` object of a Messages API response (missing or malformed fields are 0)."""
         if not isinstance(usage, Mapping):
             return cls()
-        return cls(
-            _count(usage, "input_tokens"),
-            _count(usage, "output_tokens"),
-            _count(usage, "cache_creation_input_tokens"),
-            _count(usage, "cache_read_input_tokens"),
-        )
+        return cls(*(_count(usage, field.name) for field in fields(cls)))  # our names are the API's
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-            self.cache_read_input_tokens + other.cache_read_input_tokens,
-        )
+        return Usage(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     @property
     def total(self) -> int:
@@ -52,13 +42,7 @@ class Usage:
                 + self.cache_read_input_tokens)
 
     def to_json(self) -> dict[str, int]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens,
-            "cache_read_input_tokens": self.cache_read_input_tokens,
-            "total": self.total,
-        }
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "total": self.total}
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ then reads `git diff tests/llm/golden/` before committing it: that diff is the c
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from pathlib import Path
@@ -22,7 +23,6 @@ from typing import Any
 import pytest
 
 from ci_agent.cli.main import main
-from ci_agent.llm.prompt import tool_definitions
 
 GOLDEN = Path(__file__).resolve().parent
 TEMPLATES = Path(__file__).resolve().parents[3] / "ci_agent" / "templates"
@@ -91,6 +91,7 @@ def assert_facts(parts: tuple[str, str, list[str]], failures: str) -> None:
     system, user, tools = parts
     first_line = (TEMPLATES / "system.md.j2").read_text(encoding="utf-8").splitlines()[0]
     assert system.startswith(first_line + "\n"), system[:200]
-    assert tools == [tool["name"] for tool in tool_definitions()]
+    schemas = json.loads((TEMPLATES / "tools.json").read_text(encoding="utf-8"))
+    assert tools == [tool["name"] for tool in schemas]
     assert user.startswith("## Failure report\n")
     assert failures in user, (failures, user)

@@ -1,0 +1,32 @@
+"""The context as values: what `gather` found, `fit` kept and `render` writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    path: str
+    start: int  # first line shown, 1-based
+    end: int  # last line shown
+    lines: tuple[str, ...]  # sanitised and redacted
+    reasons: tuple[str, ...]
+    priority: int  # 0: errors and failing tests; 1: warnings and infos
+    whole_file: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GitContext:
+    summary: str  # sanitised and redacted
+    diff_title: str | None = None
+    diff: str | None = None
+    diff_note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    excerpts: tuple[Excerpt, ...] = ()
+    git: GitContext | None = None
+    omitted: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
