@@ -81,13 +81,27 @@ def test_settings_are_frozen() -> None:
         ("commit:\n  author_name: \"a\\nb\"\n", "commit.author_name must be a non-empty one-line string"),
         ("patch: {max_files: [\n", "not valid YAML"),
         ("1: 2\n", "must be a string"),
+        # the sections added later
+        ("model:\n  max_turn: 3\n", "'model.max_turn' (did you mean 'max_turns'?)"),
+        ("model:\n  name: ''\n", "model.name must be a non-empty one-line string"),
+        ("budget:\n  max_attempts: 0\n", "budget.max_attempts must be a positive integer"),
+        ("commands:\n  verify: \"make 'unterminated\"\n", "commands.verify is not a valid command line"),
+        ("commands:\n  verify: ''\n", "commands.verify must name a program"),
+        ("commands:\n  verify: {a: 1}\n", "commands.verify must be a command string or a list"),
+        ("results: 3\n", "results must be a mapping"),
+        ("context:\n  excerpt_lines: -1\n", "context.excerpt_lines must be an integer >= 0"),
+        ("context:\n  max_bytes: 500\n", "context.max_bytes must be an integer >= 1000"),
+        ("context:\n  exclude: [3]\n", "context.exclude must be a list of glob strings"),
+        ("notes: [ok, '']\n", "notes must be a string or a list of non-empty strings"),
+        ("language: english please\n", "language must be a language code"),
+        ("languag: en\n", "'languag' (did you mean 'language'?)"),
     ],
 )
 def test_invalid_config_names_the_key(text: str, needle: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_settings(text)
     assert needle in str(info.value)
-    assert ".ci-agent.yml" in str(info.value)
+    assert str(info.value).startswith(".ci-agent.yml: ")
     assert info.value.exit_code == ExitCode.USAGE
 
 
@@ -159,31 +173,6 @@ def test_results_long_form_and_notes_list() -> None:
     assert s.results.globs == ("TestResults/*.trx",)
     assert s.notes == ("a", "b")
     assert s.language == "match"
-
-
-@pytest.mark.parametrize(
-    ("text", "needle"),
-    [
-        ("model:\n  max_turn: 3\n", "'model.max_turn' (did you mean 'max_turns'?)"),
-        ("model:\n  name: ''\n", "model.name must be a non-empty one-line string"),
-        ("budget:\n  max_attempts: 0\n", "budget.max_attempts must be a positive integer"),
-        ("commands:\n  verify: \"make 'unterminated\"\n", "commands.verify is not a valid command line"),
-        ("commands:\n  verify: ''\n", "commands.verify must name a program"),
-        ("commands:\n  verify: {a: 1}\n", "commands.verify must be a command string or a list"),
-        ("results: 3\n", "results must be a mapping"),
-        ("context:\n  excerpt_lines: -1\n", "context.excerpt_lines must be an integer >= 0"),
-        ("context:\n  max_bytes: 500\n", "context.max_bytes must be an integer >= 1000"),
-        ("context:\n  exclude: [3]\n", "context.exclude must be a list of glob strings"),
-        ("notes: [ok, '']\n", "notes must be a string or a list of non-empty strings"),
-        ("language: english please\n", "language must be a language code"),
-        ("languag: en\n", "'languag' (did you mean 'language'?)"),
-    ],
-)
-def test_invalid_new_sections_name_the_key(text: str, needle: str) -> None:
-    with pytest.raises(ConfigError) as info:
-        parse_settings(text)
-    assert needle in str(info.value)
-    assert str(info.value).startswith(".ci-agent.yml: ")
 
 
 def test_env_overrides_file(tmp_path: Path) -> None:

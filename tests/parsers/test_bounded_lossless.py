@@ -14,6 +14,7 @@ import io
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +24,7 @@ from ci_agent.envelope import iter_log_lines
 from ci_agent.parsers import junit, nunit, parse_stream, trx, xunit
 from ci_agent.parsers.base import XmlParser
 from ci_agent.parsers.caps import FIELD_BYTES, NAME_BYTES, cap, cap_end
-from ci_agent.report import ParseResult
+from ci_agent.report import ParseResult, TestCounts
 from tests.conftest import PEAK_RSS_SNIPPET, REPO_ROOT, shared_fixture
 
 MSTEST = "other/mstest-plugin/src/test/resources/hudson/plugins/mstest"
@@ -216,3 +217,26 @@ def test_any_bad_byte_after_a_tag_loses_no_failed_test(fmt: str, where: float, j
     at = ends[min(len(ends) - 1, int(where * len(ends)))] + 1
     damaged = parser.parse(io.BytesIO(data[:at] + junk + data[at:]), "damaged")
     assert _failed(damaged) == _failed(parser.parse(io.BytesIO(data), "whole"))
+
+
+# A document per format whose one failing case holds an external entity naming a local file.
+XXE_DOCS = {
+    "junit": '<?xml version="1.0"?>\n<!DOCTYPE testsuites [<!ENTITY xxe SYSTEM "{uri}">]>\n'
+    '<testsuites><testsuite name="s"><testcase name="leak"><failure message="m">&xxe;</failure>'
+    "</testcase></testsuite></testsuites>",
+    "xunit": '<?xml version="1.0"?>\n<!DOCTYPE assemblies [<!ENTITY xxe SYSTEM "{uri}">]>\n'
+    '<assemblies><assembly><collection><test name="T" result="Fail"><failure><message>&xxe;</message>'
+    "</failure></test></collection></assembly></assemblies>",
+}
+
+
+@pytest.mark.parametrize("keep_cases", [True, False])
+@pytest.mark.parametrize("name", sorted(XXE_DOCS))
+def test_external_entities_are_never_read(tmp_path: Path, name: str, keep_cases: bool) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-CONTENT", encoding="utf-8")
+    doc = XXE_DOCS[name].replace("{uri}", secret.as_uri()).encode()
+    result = parse_stream(io.BytesIO(doc), "xxe.xml", keep_cases=keep_cases)
+    assert result.format == name
+    assert "TOP-SECRET-CONTENT" not in repr(result)
+    assert result.counts == TestCounts(total=1, failed=1)

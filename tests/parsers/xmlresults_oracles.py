@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ci_agent.report import Outcome, ParseResult
 from tests.conftest import SHARED_FIXTURES
 
 ENRICOMI = SHARED_FIXTURES / "enricomi"
@@ -78,3 +79,15 @@ def dorny_snapshots() -> dict[str, list[SnapCase]]:
                 SnapCase(_unescape_js(m["name"]), m["result"]) for m in _SNAP_CASE_RE.finditer(block["body"])
             ]
     return found
+
+
+def assert_counts_match_cases(result: ParseResult, *, inconclusive: bool = False) -> None:
+    """What every result reader's counts promise, read with keep_cases: one case per count, the
+    failures as counted, each case in one bucket (inconclusive only where the format has it)."""
+    assert result.counts is not None and result.cases is not None
+    counts = result.counts
+    assert counts.total == len(result.cases)
+    assert counts.failed == len(result.failures) == sum(c.outcome.is_failure for c in result.cases)
+    unsure = sum(c.outcome is Outcome.INCONCLUSIVE for c in result.cases)
+    assert inconclusive or not unsure
+    assert counts.passed + counts.failed + counts.skipped + unsure == counts.total

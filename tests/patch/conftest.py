@@ -9,6 +9,16 @@ import pytest
 
 from ci_agent.patch.apply import TreeSnapshot, snapshot
 
+# A .NET project with warnings as errors: what the strictness gates guard.
+APP_CSPROJ = """<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup>
+    <TargetFramework>net8.0</TargetFramework>
+    <Nullable>enable</Nullable>
+    <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
+  </PropertyGroup>
+</Project>
+"""
+
 IDENTITY = ["-c", "user.name=Test Person", "-c", "user.email=test@example.com"]
 
 

@@ -71,35 +71,31 @@ def test_bare_diff_with_trailing_prose_and_no_final_newline(repo: Repo) -> None:
     assert apply_patch(answer2, repo.path, PatchSettings()).ok
 
 
-def test_crlf_file_patched_with_lf_patch(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "r", {"Program.cs": b"class P\r\n{\r\n    int x = 1;\r\n}\r\n"})
-    patch = "--- a/Program.cs\n+++ b/Program.cs\n@@ -2,3 +2,3 @@\n {\n-    int x = 1;\n+    int x = 2;\n }\n"
+# (id, file, its content, the patch, the file's bytes after): line endings and final newlines are
+# kept as the file has them, whatever the patch uses; names as models write them (unquoted).
+BYTE_EXACT = [
+    ("crlf-file-lf-patch", "Program.cs", b"class P\r\n{\r\n    int x = 1;\r\n}\r\n",
+     "--- a/Program.cs\n+++ b/Program.cs\n@@ -2,3 +2,3 @@\n {\n-    int x = 1;\n+    int x = 2;\n }\n",
+     b"class P\r\n{\r\n    int x = 2;\r\n}\r\n"),
+    ("lf-file-crlf-patch", "a.py", b"x = 1\ny = 2\n",
+     "--- a/a.py\r\n+++ b/a.py\r\n@@ -1,2 +1,2 @@\r\n-x = 1\r\n+x = 3\r\n y = 2\r\n", b"x = 3\ny = 2\n"),
+    # still no final newline: minimal change
+    ("no-final-newline-kept", "a.txt", b"one\ntwo\nthree",
+     "--- a/a.txt\n+++ b/a.txt\n@@ -2,2 +2,2 @@\n two\n-three\n+THREE\n", b"one\ntwo\nTHREE"),
+    ("append-after-last-line-without-newline", "a.txt", b"one\r\ntwo",
+     "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n one\n two\n+three\n", b"one\r\ntwo\r\nthree"),
+    ("unquoted-utf8-and-space-names", "my dir/é.txt", b"a\n",
+     "--- a/my dir/é.txt\n+++ b/my dir/é.txt\n@@ -1 +1 @@\n-a\n+b\n", b"b\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "before", "patch", "after"), [c[1:] for c in BYTE_EXACT],
+                         ids=[c[0] for c in BYTE_EXACT])
+def test_patched_file_bytes(tmp_path: Path, name: str, before: bytes, patch: str, after: bytes) -> None:
+    repo = make_repo(tmp_path / "r", {name: before})
     verdict = apply_patch(patch, repo.path, PatchSettings())
     assert verdict.ok, verdict.rejections
-    assert repo.read("Program.cs") == b"class P\r\n{\r\n    int x = 2;\r\n}\r\n"
-
-
-def test_lf_file_patched_with_crlf_patch(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "r", {"a.py": "x = 1\ny = 2\n"})
-    patch = "--- a/a.py\r\n+++ b/a.py\r\n@@ -1,2 +1,2 @@\r\n-x = 1\r\n+x = 3\r\n y = 2\r\n"
-    assert apply_patch(patch, repo.path, PatchSettings()).ok
-    assert repo.read("a.py") == b"x = 3\ny = 2\n"
-
-
-def test_file_without_final_newline_marker_added(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "r", {"a.txt": "one\ntwo\nthree"})
-    patch = "--- a/a.txt\n+++ b/a.txt\n@@ -2,2 +2,2 @@\n two\n-three\n+THREE\n"
-    verdict = apply_patch(patch, repo.path, PatchSettings())
-    assert verdict.ok, verdict.rejections
-    assert repo.read("a.txt") == b"one\ntwo\nTHREE"  # still no final newline: minimal change
-
-
-def test_append_after_last_line_without_newline(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "r", {"a.txt": "one\r\ntwo"})
-    patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n one\n two\n+three\n"
-    verdict = apply_patch(patch, repo.path, PatchSettings())
-    assert verdict.ok, verdict.rejections
-    assert repo.read("a.txt") == b"one\r\ntwo\r\nthree"
+    assert repo.read(name) == after
 
 
 def test_real_git_diff_of_no_newline_file_round_trips(tmp_path: Path) -> None:
@@ -119,13 +115,6 @@ def test_paths_with_spaces_and_non_ascii(tmp_path: Path) -> None:
     assert set(verdict.files) == {"docs/my notes.txt", "src/café/naïve.py"}
     assert repo.read("docs/my notes.txt") == b"a\nB\n"
     assert repo.read("src/café/naïve.py") == b"x = 2\n"
-
-
-def test_unquoted_utf8_and_space_names_as_models_write_them(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "r", {"my dir/é.txt": "a\n"})
-    patch = "--- a/my dir/é.txt\n+++ b/my dir/é.txt\n@@ -1 +1 @@\n-a\n+b\n"
-    assert apply_patch(patch, repo.path, PatchSettings()).ok
-    assert repo.read("my dir/é.txt") == b"b\n"
 
 
 def test_new_file(repo: Repo) -> None:

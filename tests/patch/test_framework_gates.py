@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ci_agent.config import GateSettings, PatchSettings
 from ci_agent.patch import apply_patch, review
-from tests.patch.conftest import Repo, make_repo
+from tests.patch.conftest import APP_CSPROJ, Repo, make_repo
 
 PY_TEST = """import pytest
 from pytest import mark
@@ -91,14 +92,6 @@ TEST_CSPROJ = """<Project Sdk="Microsoft.NET.Sdk">
   </PropertyGroup>
 </Project>
 """
-APP_CSPROJ = """<Project Sdk="Microsoft.NET.Sdk">
-  <PropertyGroup>
-    <TargetFramework>net8.0</TargetFramework>
-    <Nullable>enable</Nullable>
-    <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
-  </PropertyGroup>
-</Project>
-"""
 RUNSETTINGS = (
     "<RunSettings>\n  <RunConfiguration>\n    <MaxCpuCount>1</MaxCpuCount>\n  </RunConfiguration>\n"
     "</RunSettings>\n"
@@ -159,90 +152,73 @@ SKIPS, ASSERTS, WARN, STRICT = (
     "allow_warning_suppression",
     "allow_strictness_changes",
 )
-# (id, patch, rule, the flag that lets it through)
-CASES: list[tuple[str, str, str, str]] = [
+Case = tuple[str, str, str, str]  # (id, patch, rule, the flag that lets it through)
+
+
+def _gate(rule: str, flag: str) -> Callable[[str, str], Case]:
+    """Cases of one gate rule: each is refused by it, and let through by its one flag."""
+    return lambda case_id, patch: (case_id, patch, rule, flag)
+
+
+skipped, filtered = _gate("gate.test_skip", SKIPS), _gate("gate.test_filter", SKIPS)
+ignored = _gate("gate.test_result_ignored", SKIPS)
+weakened = _gate("gate.assertion_weakened", ASSERTS)
+suppressed = _gate("gate.warning_suppressed", WARN)
+lowered = _gate("gate.strictness_lowered", STRICT)
+CASES: list[Case] = [
     # pytest: skips in every spelling
-    (
-        "pytest.mark.skip",
-        change(PT, ADDS, "@pytest.mark.skip(reason='ci')\n" + ADDS),
-        "gate.test_skip",
-        SKIPS,
-    ),
-    (
-        "mark.skipif-from-import",
-        change(PT, ADDS, "@mark.skipif(True, reason='x')\n" + ADDS),
-        "gate.test_skip",
-        SKIPS,
-    ),
-    ("mark.xfail-spaced", change(PT, ADDS, "@pytest . mark . xfail\n" + ADDS), "gate.test_skip", SKIPS),
-    (
+    skipped("pytest.mark.skip", change(PT, ADDS, "@pytest.mark.skip(reason='ci')\n" + ADDS)),
+    skipped("mark.skipif-from-import", change(PT, ADDS, "@mark.skipif(True, reason='x')\n" + ADDS)),
+    skipped("mark.xfail-spaced", change(PT, ADDS, "@pytest . mark . xfail\n" + ADDS)),
+    skipped(
         "pytestmark",
         change(PT, "from shop.calc import add\n", "from shop.calc import add\n\npytestmark = [mark.skip]\n"),
-        "gate.test_skip",
-        SKIPS,
     ),
-    (
+    skipped(
         "param-marks",
         change(
             PT, ADDS, "@pytest.mark.parametrize('x', [pytest.param(1, marks=pytest.mark.xfail)])\n" + ADDS
         ),
-        "gate.test_skip",
-        SKIPS,
     ),
-    (
+    skipped(
         "pytest.skip-call",
         change(PT, "    assert add(1, 2) == 3\n", "    pytest.skip('later')\n    assert add(1, 2) == 3\n"),
-        "gate.test_skip",
-        SKIPS,
     ),
-    (
-        "from-pytest-import-skip",
-        change(PT, "from pytest import mark\n", "from pytest import mark, skip\n"),
-        "gate.test_skip",
-        SKIPS,
+    skipped(
+        "from-pytest-import-skip", change(PT, "from pytest import mark\n", "from pytest import mark, skip\n")
     ),
-    (
+    skipped(
         "importorskip",
         change(PT, "from shop.calc import add\n", "add = pytest.importorskip('shop.calc').add\n"),
-        "gate.test_skip",
-        SKIPS,
     ),
-    (
+    skipped(
         "commented-python-test",
         change(
             PT,
             "def test_adds():\n    assert add(1, 2) == 3\n",
             "# def test_adds():\n#     assert add(1, 2) == 3\n",
         ),
-        "gate.test_skip",
-        SKIPS,
     ),
     # pytest: collection from conftest.py and options from every config file
-    (
+    filtered(
         "collect_ignore",
         change(
             "tests/conftest.py", "import pytest\n", "import pytest\n\ncollect_ignore = ['test_calc.py']\n"
         ),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
+    filtered(
         "collect_ignore_glob",
         change("tests/conftest.py", "import pytest\n", "import pytest\n\ncollect_ignore_glob = ['*calc*']\n"),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
+    filtered(
         "modifyitems",
         change(
             "tests/conftest.py",
             "@pytest.fixture\n",
             "def pytest_collection_modifyitems(config, items):\n    items[:] = []\n\n\n@pytest.fixture\n",
         ),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
+    filtered(
         "makereport",
         change(
             "tests/conftest.py",
@@ -250,77 +226,35 @@ CASES: list[tuple[str, str, str, str]] = [
             "@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
             "    yield\n\n\n@pytest.fixture\n",
         ),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
+    filtered(
         "ini-deselect",
         change("pytest.ini", "addopts = -q\n", "addopts = -q --deselect tests/test_calc.py::test_adds\n"),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
-        "ini-k-continued",
-        change("pytest.ini", "addopts = -q\n", "addopts = -q\n    -k 'not adds'\n"),
-        "gate.test_filter",
-        SKIPS,
-    ),
-    (
-        "ini-no-plugin",
-        change("pytest.ini", "addopts = -q\n", "addopts = -q -p no:randomly\n"),
-        "gate.test_filter",
-        SKIPS,
-    ),
-    (
+    filtered("ini-k-continued", change("pytest.ini", "addopts = -q\n", "addopts = -q\n    -k 'not adds'\n")),
+    filtered("ini-no-plugin", change("pytest.ini", "addopts = -q\n", "addopts = -q -p no:randomly\n")),
+    filtered(
         "pyproject-ignore",
         change("pyproject.toml", 'addopts = "-q"\n', 'addopts = "-q --ignore=tests/test_calc.py"\n'),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
+    filtered(
         "pyproject-list",
         change("pyproject.toml", 'addopts = "-q"\n', 'addopts = [\n  "-q",\n  "-k",\n  "not adds",\n]\n'),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
-        "setup.cfg-marker",
-        change("setup.cfg", "addopts = -q\n", "addopts = -q -m 'not calc'\n"),
-        "gate.test_filter",
-        SKIPS,
+    filtered("setup.cfg-marker", change("setup.cfg", "addopts = -q\n", "addopts = -q -m 'not calc'\n")),
+    filtered(
+        "tox-k", change("tox.ini", "commands = pytest tests\n", "commands = pytest tests -k 'not adds'\n")
     ),
-    (
-        "tox-k",
-        change("tox.ini", "commands = pytest tests\n", "commands = pytest tests -k 'not adds'\n"),
-        "gate.test_filter",
-        SKIPS,
+    filtered(
+        "testpaths", change("pyproject.toml", 'addopts = "-q"\n', 'addopts = "-q"\ntestpaths = ["docs"]\n')
     ),
-    (
-        "testpaths",
-        change("pyproject.toml", 'addopts = "-q"\n', 'addopts = "-q"\ntestpaths = ["docs"]\n'),
-        "gate.test_filter",
-        SKIPS,
-    ),
-    (
-        "make-or-true",
-        change("Makefile", "\tpytest tests\n", "\tpytest tests || true\n"),
-        "gate.test_result_ignored",
-        SKIPS,
-    ),
-    (
-        "make-or-colon",
-        change("Makefile", "\tpytest tests\n", "\tpytest tests || :\n"),
-        "gate.test_result_ignored",
-        SKIPS,
-    ),
+    ignored("make-or-true", change("Makefile", "\tpytest tests\n", "\tpytest tests || true\n")),
+    ignored("make-or-colon", change("Makefile", "\tpytest tests\n", "\tpytest tests || :\n")),
     # xUnit / NUnit / MSTest
-    (
-        "fact-skip-constant",
-        change(CS, FACT, "    [Fact(Skip = SkipReason)]\n    public void Adds()\n"),
-        "gate.test_skip",
-        SKIPS,
+    skipped(
+        "fact-skip-constant", change(CS, FACT, "    [Fact(Skip = SkipReason)]\n    public void Adds()\n")
     ),
-    (
+    skipped(
         "fact-skip-split",
         change(
             CS,
@@ -328,50 +262,35 @@ CASES: list[tuple[str, str, str, str]] = [
             '    [Fact(\n        DisplayName = "adds",\n        Skip =\n'
             '            "later")]\n    public void Adds()\n',
         ),
-        "gate.test_skip",
-        SKIPS,
     ),
-    ("skip-no-spaces", change(CS, "    [Theory]\n", '    [Theory(Skip="x")]\n'), "gate.test_skip", SKIPS),
-    ("assert-skip-v3", change(CS, BODY, '        Assert.Skip("later");\n' + BODY), "gate.test_skip", SKIPS),
-    (
+    skipped("skip-no-spaces", change(CS, "    [Theory]\n", '    [Theory(Skip="x")]\n')),
+    skipped("assert-skip-v3", change(CS, BODY, '        Assert.Skip("later");\n' + BODY)),
+    skipped(
         "nunit-ignore-qualified",
         change(NU, "    [Test]\n", '    [Test]\n    [NUnit.Framework.Ignore("x")]\n'),
-        "gate.test_skip",
-        SKIPS,
     ),
-    ("nunit-explicit", change(NU, "    [Test]\n", "    [Test, Explicit]\n"), "gate.test_skip", SKIPS),
-    (
+    skipped("nunit-explicit", change(NU, "    [Test]\n", "    [Test, Explicit]\n")),
+    skipped(
         "assert-ignore",
         change(NU, "        Assert.That(", '        Assert.Ignore("x");\n        Assert.That('),
-        "gate.test_skip",
-        SKIPS,
     ),
-    (
+    skipped(
         "assert-inconclusive",
         change(NU, "        Assert.That(", "        Assert.Inconclusive();\n        Assert.That("),
-        "gate.test_skip",
-        SKIPS,
     ),
-    ("if-false", change(CS, FACT, "#if false\n" + FACT), "gate.test_skip", SKIPS),
-    (
-        "if-debug-never",
-        change(CS, "    [Theory]\n", "#if DEBUG_NEVER\n    [Theory]\n"),
-        "gate.test_skip",
-        SKIPS,
-    ),
-    ("commented-fact", change(CS, FACT, "    // [Fact]\n    public void Adds()\n"), "gate.test_skip", SKIPS),
-    ("block-commented-test", change(NU, "    [Test]\n", "    /* [Test] */\n"), "gate.test_skip", SKIPS),
-    (
+    skipped("if-false", change(CS, FACT, "#if false\n" + FACT)),
+    skipped("if-debug-never", change(CS, "    [Theory]\n", "#if DEBUG_NEVER\n    [Theory]\n")),
+    skipped("commented-fact", change(CS, FACT, "    // [Fact]\n    public void Adds()\n")),
+    skipped("block-commented-test", change(NU, "    [Test]\n", "    /* [Test] */\n")),
+    filtered(
         "runsettings-filter",
         change(
             "test.runsettings",
             "    <MaxCpuCount>1</MaxCpuCount>\n",
             "    <MaxCpuCount>1</MaxCpuCount>\n    <TestCaseFilter>Name!=Adds</TestCaseFilter>\n",
         ),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
+    filtered(
         "vstest-filter",
         change(
             "tests/App.Tests/App.Tests.csproj",
@@ -379,71 +298,46 @@ CASES: list[tuple[str, str, str, str]] = [
             "    <IsTestProject>true</IsTestProject>\n"
             "    <VSTestTestCaseFilter>Name!=Adds</VSTestTestCaseFilter>\n",
         ),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
+    filtered(
         "is-test-project-false",
         change(
             "tests/App.Tests/App.Tests.csproj",
             "<IsTestProject>true</IsTestProject>",
             "<IsTestProject>false</IsTestProject>",
         ),
-        "gate.test_filter",
-        SKIPS,
     ),
-    (
+    filtered(
         "is-test-project-removed",
         change("tests/App.Tests/App.Tests.csproj", "    <IsTestProject>true</IsTestProject>\n", ""),
-        "gate.test_filter",
-        SKIPS,
     ),
     # weakened assertions
-    (
-        "assert-x-eq-x",
-        change(PT, "    assert result == -3\n", "    assert result == result\n"),
-        "gate.assertion_weakened",
-        ASSERTS,
+    weakened("assert-x-eq-x", change(PT, "    assert result == -3\n", "    assert result == result\n")),
+    weakened(
+        "assert-equal-a-a", change(CS, "Assert.Equal(expected, result);", "Assert.Equal(result, result);")
     ),
-    (
-        "assert-equal-a-a",
-        change(CS, "Assert.Equal(expected, result);", "Assert.Equal(result, result);"),
-        "gate.assertion_weakened",
-        ASSERTS,
-    ),
-    (
-        "or-true",
-        change(PT, "    assert result == -3\n", "    assert result == -3 or True\n"),
-        "gate.assertion_weakened",
-        ASSERTS,
-    ),
-    (
+    weakened("or-true", change(PT, "    assert result == -3\n", "    assert result == -3 or True\n")),
+    weakened(
         "or-or-true",
         change(CS, "Assert.Equal(expected, result);", "Assert.True(result == expected || true);"),
-        "gate.assertion_weakened",
-        ASSERTS,
     ),
-    (
+    weakened(
         "except-assertion-error",
         change(
             PT,
             "    assert add(1, 2) == 3\n",
             "    try:\n        assert add(1, 2) == 3\n    except AssertionError:\n        print('known')\n",
         ),
-        "gate.assertion_weakened",
-        ASSERTS,
     ),
-    (
+    weakened(
         "raises-assertion-error",
         change(
             PT,
             "    assert add(1, 2) == 3\n",
             "    with pytest.raises(AssertionError):\n        assert add(1, 2) == 3\n",
         ),
-        "gate.assertion_weakened",
-        ASSERTS,
     ),
-    (
+    weakened(
         "catch-xunit-exception",
         change(
             CS,
@@ -451,10 +345,8 @@ CASES: list[tuple[str, str, str, str]] = [
             "        try\n        {\n    " + BODY + "        }\n"
             "        catch (Xunit.Sdk.XunitException) { Console.WriteLine(); }\n",
         ),
-        "gate.assertion_weakened",
-        ASSERTS,
     ),
-    (
+    weakened(
         "catch-assertion-exception",
         change(
             NU,
@@ -462,28 +354,22 @@ CASES: list[tuple[str, str, str, str]] = [
             '        try { Assert.That(Parser.Parse("1"), Is.EqualTo(1)); }\n'
             "        catch (AssertionException e) { TestContext.WriteLine(e); }\n",
         ),
-        "gate.assertion_weakened",
-        ASSERTS,
     ),
-    (
+    weakened(
         "catch-assert-failed",
         change(
             CS, BODY, "        try {\n    " + BODY + "        } catch (AssertFailedException) { Log(); }\n"
         ),
-        "gate.assertion_weakened",
-        ASSERTS,
     ),
-    (
+    weakened(
         "bare-except-in-test",
         change(
             PT,
             "    assert add(1, 2) == 3\n",
             "    try:\n        assert add(1, 2) == 3\n    except:\n        print('flaky')\n",
         ),
-        "gate.assertion_weakened",
-        ASSERTS,
     ),
-    (
+    weakened(
         "catch-all-in-test",
         change(
             CS,
@@ -491,146 +377,103 @@ CASES: list[tuple[str, str, str, str]] = [
             "        try {\n    " + BODY + "        }\n        catch\n        {\n"
             '            Console.WriteLine("flaky");\n        }\n',
         ),
-        "gate.assertion_weakened",
-        ASSERTS,
     ),
-    (
-        "early-return-py",
-        change(PT, "    result = add(-1, -2)\n", "    return\n    result = add(-1, -2)\n"),
-        "gate.assertion_weakened",
-        ASSERTS,
+    weakened(
+        "early-return-py", change(PT, "    result = add(-1, -2)\n", "    return\n    result = add(-1, -2)\n")
     ),
-    (
+    weakened(
         "early-return-py-docstring",
         change(
             PT, "    assert add(1, 2) == 3\n", '    """Adds."""\n    return None\n    assert add(1, 2) == 3\n'
         ),
-        "gate.assertion_weakened",
-        ASSERTS,
     ),
-    ("early-return-cs", change(CS, BODY, "        return;\n" + BODY), "gate.assertion_weakened", ASSERTS),
-    (
-        "delete-assert-line",
-        change(PT, "    assert result == -3\n", "    print(result)\n"),
-        "gate.assertion_weakened",
-        ASSERTS,
-    ),
+    weakened("early-return-cs", change(CS, BODY, "        return;\n" + BODY)),
+    weakened("delete-assert-line", change(PT, "    assert result == -3\n", "    print(result)\n")),
     # suppressed diagnostics
-    (
+    suppressed(
         "pragma",
         change("src/App/Calc.cs", "namespace App;\n", "#pragma warning disable CS0168\nnamespace App;\n"),
-        "gate.warning_suppressed",
-        WARN,
     ),
-    (
+    suppressed(
         "nowarn",
         change(
             "src/App/App.csproj",
             "    <Nullable>enable</Nullable>\n",
             "    <Nullable>enable</Nullable>\n    <NoWarn>$(NoWarn);CS8618</NoWarn>\n",
         ),
-        "gate.warning_suppressed",
-        WARN,
     ),
-    (
+    suppressed(
         "globalconfig-none",
         change(
             ".globalconfig",
             "is_global = true\n",
             "is_global = true\ndotnet_diagnostic.CA2007.severity = none\n",
         ),
-        "gate.warning_suppressed",
-        WARN,
     ),
-    (
+    suppressed(
         "editorconfig-suggestion",
         change(
             ".editorconfig",
             "indent_style = space\n",
             "indent_style = space\ndotnet_diagnostic.IDE0005.severity = suggestion\n",
         ),
-        "gate.warning_suppressed",
-        WARN,
     ),
-    (
+    suppressed(
         "analyzer-category-silent",
         change(
             ".editorconfig",
             "indent_style = space\n",
             "indent_style = space\ndotnet_analyzer_diagnostic.category-Style.severity = silent\n",
         ),
-        "gate.warning_suppressed",
-        WARN,
     ),
-    (
-        "noqa",
-        change("shop/calc.py", "    return a - b\n", "    return a - b  # noqa: E501\n"),
-        "gate.warning_suppressed",
-        WARN,
-    ),
-    (
+    suppressed("noqa", change("shop/calc.py", "    return a - b\n", "    return a - b  # noqa: E501\n")),
+    suppressed(
         "type-ignore",
         change("shop/calc.py", "    return a - b\n", "    return a + b  # type: ignore[operator]\n"),
-        "gate.warning_suppressed",
-        WARN,
     ),
-    (
+    suppressed(
         "mypy-ignore-errors",
         change("pyproject.toml", "strict = true\n", "strict = true\nignore_errors = true\n"),
-        "gate.warning_suppressed",
-        WARN,
     ),
-    (
+    lowered(
         "warnings-not-as-errors",
         change(
             "src/App/App.csproj",
             "    <Nullable>enable</Nullable>\n",
             "    <Nullable>enable</Nullable>\n    <WarningsNotAsErrors>CS8602</WarningsNotAsErrors>\n",
         ),
-        "gate.strictness_lowered",
-        STRICT,
     ),
-    (
+    lowered(
         "warnaserror-false",
         change("src/App/App.csproj", "<TreatWarningsAsErrors>true<", "<TreatWarningsAsErrors>false<"),
-        "gate.strictness_lowered",
-        STRICT,
     ),
-    (
+    lowered(
         "warnaserror-conditional",
         change(
             "src/App/App.csproj",
             "<TreatWarningsAsErrors>true<",
             "<TreatWarningsAsErrors Condition=\"'$(CI)' == ''\">true<",
         ),
-        "gate.strictness_lowered",
-        STRICT,
     ),
-    (
+    lowered(
         "warnaserror-property",
         change("src/App/App.csproj", "<TreatWarningsAsErrors>true<", "<TreatWarningsAsErrors>$(Strict)<"),
-        "gate.strictness_lowered",
-        STRICT,
     ),
-    (
+    lowered(
         "warnaserror-split",
         change(
             "src/App/App.csproj",
             "    <TreatWarningsAsErrors>true</TreatWarningsAsErrors>\n",
             "    <TreatWarningsAsErrors>\n      false\n    </TreatWarningsAsErrors>\n",
         ),
-        "gate.strictness_lowered",
-        STRICT,
     ),
-    (
+    lowered(
         "severity-error-dropped",
         change(
             ".globalconfig",
             "dotnet_diagnostic.CA1000.severity = error\n",
             "dotnet_diagnostic.CA1000.severity = warning\n",
         ),
-        "gate.strictness_lowered",
-        STRICT,
     ),
 ]
 

@@ -12,7 +12,7 @@ from ci_agent.config import GateSettings, PatchSettings
 from ci_agent.patch import apply_patch
 from ci_agent.patch.gates import is_test_path, run_gates
 from ci_agent.patch.parse import parse_patch
-from tests.patch.conftest import Repo, make_repo
+from tests.patch.conftest import APP_CSPROJ, Repo, make_repo
 
 CS_TEST = """using Xunit;
 
@@ -33,14 +33,6 @@ public class CalcTests
 }
 """
 PY_TEST = "import pytest\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n"
-CSPROJ = """<Project Sdk="Microsoft.NET.Sdk">
-  <PropertyGroup>
-    <TargetFramework>net8.0</TargetFramework>
-    <Nullable>enable</Nullable>
-    <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
-  </PropertyGroup>
-</Project>
-"""
 CODE = """public static class Loader
 {
     public static string Load(string path)
@@ -53,7 +45,7 @@ PY_CODE = "def load(path):\n    return open(path).read()\n"
 FILES: dict[str, str | bytes] = {
     "tests/App.Tests/CalcTests.cs": CS_TEST,
     "tests/test_calc.py": PY_TEST,
-    "src/App/App.csproj": CSPROJ,
+    "src/App/App.csproj": APP_CSPROJ,
     "src/App/Loader.cs": CODE,
     "app/loader.py": PY_CODE,
     ".editorconfig": "[*.cs]\nindent_style = space\n",
