@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"test_github_faults": "GitHub fix job", "test_gitlab_faults": "GitLab fix job",
            "test_model_faults": "Anthropic (model) requests",
            "test_escalation_faults": "GitHub escalation job"}
+# test_forge_faults.py runs the fix job's matrix on both forges: its parameter names the platform.
+PLATFORM_MODULES = {"test_forge_faults": {"github": "test_github_faults", "gitlab": "test_gitlab_faults"}}
 Counts = collections.Counter[str]
 KINDS = ("storm429", "5xx", "529", "timeout", "drop", "partial")
 
@@ -43,14 +45,17 @@ def count(report: Path) -> tuple[dict[tuple[str, str], collections.Counter[str]]
     references: collections.Counter[str] = collections.Counter()
     for case in ET.parse(report).iter("testcase"):
         module = case.get("classname", "").rsplit(".", 1)[-1]
-        name = case.get("name", "")
-        param = re.search(r"\[(.*)\]$", name)
+        param = re.search(r"\[(.*)\]$", case.get("name", ""))
+        point = param.group(1) if param else None
+        if module in PLATFORM_MODULES and point is not None:
+            platform, _, rest = point.partition("-")
+            module, point = PLATFORM_MODULES[module].get(platform, module), rest or None
         if module not in TARGETS:
             continue
-        if param is None:
+        if point is None:
             references[outcome(case)] += 1
             continue
-        kind = next((k for k in KINDS if param.group(1).endswith(k)), "?")
+        kind = next((k for k in KINDS if point.endswith(k)), "?")
         points[(TARGETS[module], kind)][outcome(case)] += 1
     return points, references
 

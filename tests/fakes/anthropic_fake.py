@@ -24,11 +24,11 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fakes import breakage
-from tests.fakes.breakage import DEFAULT_HOLD_S, Broken, send_broken
+from tests.fakes.breakage import DEFAULT_HOLD_S, Broken, hits, send_broken
+from tests.fakes.loopback import Loopback, QuietHandler
 
 MESSAGES = "/v1/messages"
 MAX_CACHE_BREAKPOINTS = 4
@@ -72,13 +72,7 @@ class Injected:
     hold_s: float = DEFAULT_HOLD_S
 
     def take(self, method: str, path: str) -> bool:
-        if self.times <= 0 or self.method not in (None, method) or not re.search(self.path, path):
-            return False
-        if self.skip > 0:
-            self.skip -= 1
-            return False
-        self.times -= 1
-        return True
+        return hits(self, method, path)
 
 
 class _Drop:
@@ -270,22 +264,18 @@ class AnthropicFake:
                                                      | _Drop | Broken]] = {
             ("POST", MESSAGES): self._messages,
         }
-        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+        self._loopback = Loopback(_handler_for(self))
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self._loopback.url
 
     def __enter__(self) -> AnthropicFake:
-        self._thread.start()
+        self._loopback.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._loopback.stop()
 
     def reply(self, *replies: Reply | Script) -> None:
         """Queue replies, used in order, one per valid request."""
@@ -380,32 +370,10 @@ def _error_body(error_type: str, message_text: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": error_type, "message": message_text}}
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True  # idle keep-alive connections must not hold the test up
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # The client went away (a timeout test, a dropped connection). Printing a traceback from
-        # this thread is not just noise: on CPython 3.11 traceback carets call ast.parse, and a
-        # concurrent ast.parse in pytest's thread can then fail with a SystemError.
-        pass
-
-
-def _handler_for(fake: AnthropicFake) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet test output
-            pass
-
+def _handler_for(fake: AnthropicFake) -> type[QuietHandler]:
+    class Handler(QuietHandler):
         def _handle(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            result = fake.dispatch(Recorded(self.command, self.path, headers, body))
+            result = fake.dispatch(Recorded(self.command, self.path, self.lower_headers(), self.read_body()))
             if isinstance(result, Broken):
                 send_broken(self, result)
                 return
@@ -415,17 +383,8 @@ def _handler_for(fake: AnthropicFake) -> type[BaseHTTPRequestHandler]:
                 return
             status, extra, payload = result
             data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("request-id", f"req_fake_{len(fake.requests)}")
-            for key, value in extra.items():
-                self.send_header(key, value)
-            self.end_headers()
-            try:
-                self.wfile.write(data)
-            except OSError:
-                self.close_connection = True  # the client gave up waiting (a timeout test)
+            self.send_reply(status, [("content-type", "application/json"), ("content-length", str(len(data))),
+                                     ("request-id", f"req_fake_{len(fake.requests)}"), *extra.items()], data)
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
 

@@ -16,11 +16,12 @@ HTTP error replies (429 storms, 5xx, 529) stay each fake's own canned `Reply`/`F
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Protocol
 
 DROP, PARTIAL, TIMEOUT = "drop", "partial", "timeout"
 TRANSPORT_KINDS = (DROP, PARTIAL, TIMEOUT)
@@ -41,6 +42,27 @@ class Broken:
     def __post_init__(self) -> None:
         if self.kind not in TRANSPORT_KINDS:
             raise ValueError(f"transport fault {self.kind!r}: one of {', '.join(TRANSPORT_KINDS)}")
+
+
+class Aimed(Protocol):
+    """A fault of a fake (an HTTP error or a transport fault) aimed at requests."""
+
+    path: str  # a regex searched in the request path
+    method: str | None  # None: any method
+    times: int  # how many more requests it hits
+    skip: int  # how many matching requests it lets through first
+
+
+def hits(fault: Aimed, method: str, path: str) -> bool:
+    """Whether `fault` hits this request, counting it down: the next `times` requests matching
+    `method` and `path`, after letting `skip` of them through."""
+    if fault.times <= 0 or fault.method not in (None, method) or not re.search(fault.path, path):
+        return False
+    if fault.skip > 0:
+        fault.skip -= 1
+        return False
+    fault.times -= 1
+    return True
 
 
 def send_broken(handler: BaseHTTPRequestHandler, broken: Broken) -> None:

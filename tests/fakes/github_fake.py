@@ -31,10 +31,10 @@ import threading
 import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fakes.breakage import DEFAULT_HOLD_S, DROP, Broken, send_broken
+from tests.fakes.breakage import DEFAULT_HOLD_S, DROP, Broken, hits, send_broken
+from tests.fakes.loopback import Loopback, QuietHandler
 
 DOCS = "https://docs.github.com/rest"
 
@@ -74,14 +74,7 @@ class Fault:
 
     def take(self, server: str, method: str, path: str) -> bool:
         """Whether this request is one the fault hits (counting it down)."""
-        if self.times <= 0 or self.server != server or self.method not in (None, method) \
-                or not re.search(self.path, path):
-            return False
-        if self.skip > 0:
-            self.skip -= 1
-            return False
-        self.times -= 1
-        return True
+        return self.server == server and hits(self, method, path)
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> Reply:
@@ -149,10 +142,8 @@ class GitHubFake:
         self._review_ids = itertools.count(9_000_001)
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
-        self._api = _Server(("127.0.0.1", 0), _handler(self, "api"))
-        self._storage = _Server(("127.0.0.1", 0), _handler(self, "storage"))
-        self._threads = [threading.Thread(target=s.serve_forever, args=(0.02,), daemon=True)
-                         for s in (self._api, self._storage)]
+        self._api = Loopback(_handler(self, "api"))
+        self._storage = Loopback(_handler(self, "storage"))
         r = rf"/repos/{re.escape(owner)}/{re.escape(repo)}"
         table: list[tuple[str, str, Callable[..., Reply]]] = [
             ("GET", "/user", self._user),
@@ -193,23 +184,20 @@ class GitHubFake:
 
     @property
     def base_url(self) -> str:
-        return _url_of(self._api)
+        return self._api.url
 
     @property
     def storage_url(self) -> str:
-        return _url_of(self._storage)
+        return self._storage.url
 
     def __enter__(self) -> GitHubFake:
-        for thread in self._threads:
-            thread.start()
+        self._api.start()
+        self._storage.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for server in (self._api, self._storage):
-            server.shutdown()
-            server.server_close()
-        for thread in self._threads:
-            thread.join(timeout=5)
+        self._api.stop()
+        self._storage.stop()
 
     # -- test setup helpers ------------------------------------------------------------------
 
@@ -730,49 +718,18 @@ def _served(result: Reply | Broken) -> Reply:
     return Reply(result.status or 502, result.data, dict(result.headers))
 
 
-def _url_of(server: ThreadingHTTPServer) -> str:
-    host, port = server.server_address[:2]
-    return f"http://{host!s}:{port}"
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that went away is not a test failure (see anthropic_fake)
-
-
-def _handler(fake: GitHubFake, server: str) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+def _handler(fake: GitHubFake, server: str) -> type[QuietHandler]:
+    class Handler(QuietHandler):
         def _handle(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = fake.dispatch(server, self.command, self.path, headers, body)
+            reply = fake.dispatch(server, self.command, self.path, self.lower_headers(), self.read_body())
             if isinstance(reply, Broken):
                 send_broken(self, reply)
                 return
             data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
-            self.send_response(reply.status)
-            if not isinstance(reply.body, bytes):
-                self.send_header("content-type", "application/json; charset=utf-8")
-            self.send_header("content-length", str(len(data)))
-            for key, value in reply.headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            try:
-                self.wfile.write(data)
-            except OSError:
-                self.close_connection = True
+            json_type = ("content-type", "application/json; charset=utf-8")
+            head = [] if isinstance(reply.body, bytes) else [json_type]
+            self.send_reply(reply.status, [*head, ("content-length", str(len(data))), *reply.headers.items()],
+                            data)
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
 

@@ -24,11 +24,10 @@ import threading
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.breakage import DEFAULT_HOLD_S, DROP, Broken, send_broken
+from tests.fakes.breakage import DEFAULT_HOLD_S, DROP, Broken, hits, send_broken
 from tests.fakes.gitlab_fake_commands import CommandRoutes
 from tests.fakes.gitlab_fake_routes import (
     API,
@@ -40,6 +39,7 @@ from tests.fakes.gitlab_fake_routes import (
     not_found,
     project_route,
 )
+from tests.fakes.loopback import Loopback, QuietHandler
 
 __all__ = ["Call", "FakeJob", "Fault", "GitLabFake", "Recorded", "Reply", "error", "forbidden",
            "not_found", "rate_limited", "server_error"]
@@ -73,13 +73,7 @@ class Fault:
 
     def take(self, method: str, path: str) -> bool:
         """Whether this request is one the fault hits (counting it down)."""
-        if self.times <= 0 or self.method not in (None, method) or not re.search(self.path, path):
-            return False
-        if self.skip > 0:
-            self.skip -= 1
-            return False
-        self.times -= 1
-        return True
+        return hits(self, method, path)
 
 
 def rate_limited(retry_after: str | None = "1", reset_epoch: int | None = None) -> Reply:
@@ -117,8 +111,7 @@ class GitLabFake(CommandRoutes):
         self.add_token("glpat-maint", "maint", "personal")
         self.add_token("glpat-bot", "project_42_bot_abc", "project")
         self.add_token("job-token-1", "maint", "job")
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+        self._loopback = Loopback(_handler(self))
         P = project_route
         table: list[tuple[str, str, Callable[..., Any]]] = [
             ("GET", f"{API}/user", self.r_user),
@@ -155,17 +148,14 @@ class GitLabFake(CommandRoutes):
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self._loopback.url
 
     def __enter__(self) -> GitLabFake:
-        self._thread.start()
+        self._loopback.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._loopback.stop()
 
     # -- test setup --------------------------------------------------------------------------
 
@@ -325,50 +315,20 @@ class GitLabFake(CommandRoutes):
         return Reply(200, chunk, headers)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that went away is not a test failure (see anthropic_fake)
-
-
-def _handler(fake: GitLabFake) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+def _handler(fake: GitLabFake) -> type[QuietHandler]:
+    class Handler(QuietHandler):
         def _handle(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            body: Any
-            if "application/x-www-form-urlencoded" in (self.headers.get("content-type") or ""):
-                body = dict(urllib.parse.parse_qsl(raw.decode("utf-8", "replace")))
-            else:
-                try:
-                    body = json.loads(raw) if raw else None
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = fake.dispatch(self.command, self.path, headers, body)
+            reply = fake.dispatch(self.command, self.path, self.lower_headers(), self.read_body(form=True))
             if isinstance(reply, Broken):
                 send_broken(self, reply)
                 return
             data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
-            self.send_response(reply.status)
-            names = {k.lower() for k in reply.headers}
-            if "content-type" not in names:
+            head: list[tuple[str, str]] = []
+            if "content-type" not in {k.lower() for k in reply.headers}:
                 kind = "application/octet-stream" if isinstance(reply.body, bytes) else "application/json"
-                self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in reply.headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            try:
-                self.wfile.write(data)
-            except OSError:
-                self.close_connection = True
+                head.append(("Content-Type", kind))
+            head.append(("Content-Length", str(len(data))))
+            self.send_reply(reply.status, [*head, *reply.headers.items()], data)
 
         do_GET = do_POST = do_PUT = do_DELETE = _handle
 

@@ -28,24 +28,15 @@ class Forge:
     open_fix_requests: Callable[[], list[int]]
     status_bodies: Callable[[int], list[str]]  # bodies of ours that carry the marker
     escalations: Callable[[int], list[str]]
+    trailers: Callable[[str], dict[str, list[str]]]  # of a commit of origin (the world's reader)
     branch: str = FIX_BRANCH
 
 
-def trailers(origin: Path, rev: str) -> dict[str, list[str]]:
-    out = git(origin, "log", "-1", "--format=%(trailers:only,unfold)", rev)
-    found: dict[str, list[str]] = {}
-    for line in out.splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            found.setdefault(key.strip(), []).append(value.strip())
-    return found
-
-
-def attempt_numbers(origin: Path, base: str, branch: str = FIX_BRANCH) -> list[str]:
-    """The `CI-Agent-Attempt` trailer of each commit on `branch` after `base`, oldest first
+def attempt_numbers(forge: Forge, base: str) -> list[str]:
+    """The `CI-Agent-Attempt` trailer of each commit on the fix branch after `base`, oldest first
     ("" for a person's commit)."""
-    commits = git(origin, "rev-list", "--reverse", f"{base}..refs/heads/{branch}").split()
-    return [(trailers(origin, c).get("CI-Agent-Attempt") or [""])[0] for c in commits]
+    commits = git(forge.origin, "rev-list", "--reverse", f"{base}..refs/heads/{forge.branch}").split()
+    return [(forge.trailers(c).get("CI-Agent-Attempt") or [""])[0] for c in commits]
 
 
 def check_race(forge: Forge, reflog: RefLog, results: Sequence[JobResult], *, base: str,
@@ -77,7 +68,7 @@ def _check(forge: Forge, reflog: RefLog, results: Sequence[JobResult], base: str
     origin, branch = forge.origin, forge.branch
     ref = f"refs/heads/{branch}"
     assert reflog.rewrites(ref) == [], f"a push dropped commits of {branch}: {reflog.rewrites(ref)}"
-    found = attempt_numbers(origin, base, branch)
+    found = attempt_numbers(forge, base)
     assert found == attempts, f"attempt trailers on {branch}: {found}, expected {attempts}\n{every}"
     pushed = [u for u in reflog.updates(ref) if u.new != "0" * 40]
     ours = [a for a in attempts if a]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from ci_agent.engine.forge import parse_marker
-from ci_agent.engine.texts import ESCALATION_TAG
 from tests.github_commands.conftest import world
 from tests.github_commands.harness import CommandWorld
 from tests.github_commands.steps import FEATURE, FEATURE_FIX, red_pr
@@ -28,6 +27,7 @@ from tests.hardening.concurrency.races import (
     spawn,
     wait_until,
 )
+from tests.hardening.platforms import GitHubSide
 
 __all__ = ["anthropic_fake", "forge_waits", "world"]
 
@@ -35,16 +35,7 @@ REACTIONS = r"/issues/comments/\d+/reactions$"
 
 
 def forge_of(world: CommandWorld) -> Forge:
-    def open_fix() -> list[int]:
-        return [p["number"] for p in world.pulls_from(FEATURE_FIX) if p["state"] == "open"]
-
-    def status(number: int) -> list[str]:
-        return [c["body"] for c in world.comments_on(number) if parse_marker(c["body"]) is not None]
-
-    def escalations(number: int) -> list[str]:
-        return [c["body"] for c in world.comments_on(number) if c["body"].startswith(ESCALATION_TAG)]
-
-    return Forge(world.repo.origin, open_fix, status, escalations, FEATURE_FIX)
+    return GitHubSide(world).forge(FEATURE_FIX)
 
 
 def start(world: CommandWorld, number: int, comment: int, label: str) -> Proc:

@@ -11,7 +11,6 @@ from collections.abc import Callable
 import pytest
 
 from ci_agent.engine.forge import parse_marker
-from ci_agent.engine.texts import ESCALATION_TAG
 from tests.gitlab_scenarios.conftest import anthropic_fake, forge_waits, make_world, world
 from tests.gitlab_scenarios.harness import World
 from tests.gitlab_scenarios.steps import answer
@@ -26,6 +25,7 @@ from tests.hardening.concurrency.races import (
     spawn,
     wait_until,
 )
+from tests.hardening.platforms import GitLabSide
 
 __all__ = ["anthropic_fake", "forge_waits", "make_world", "world"]
 
@@ -34,16 +34,7 @@ AWARDS = r"/notes/\d+/award_emoji$"
 
 
 def forge_of(world: World) -> Forge:
-    def open_fix() -> list[int]:
-        return [int(m["iid"]) for m in world.mrs_from(FEATURE_FIX) if m["state"] == "opened"]
-
-    def status(iid: int) -> list[str]:
-        return [n["body"] for n in world.notes_on(iid) if parse_marker(n["body"]) is not None]
-
-    def escalations(iid: int) -> list[str]:
-        return [n["body"] for n in world.notes_on(iid) if str(n["body"]).startswith(ESCALATION_TAG)]
-
-    return Forge(world.repo.origin, open_fix, status, escalations, FEATURE_FIX)
+    return GitLabSide(world).forge(FEATURE_FIX)
 
 
 def command_job(world: World, mr: int, note: int, label: str, job_id: int) -> Callable[[], Proc]:

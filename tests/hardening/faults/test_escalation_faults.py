@@ -1,7 +1,7 @@
 """Service faults on the GitHub escalation job: the budget (`max_attempts: 1`) is spent, the job
 posts the escalation comment, labels the fix PR `ci-agent:escalated` and edits the status
 comment, exit 3. Faults hit its writes only (its reads are the reference job's, covered in
-test_github_faults.py): every kind at the escalation comment's POST (the write whose duplicate
+test_forge_faults.py): every kind at the escalation comment's POST (the write whose duplicate
 the issue names), a 429 storm and a timeout at the label and at the status comment's edit.
 Then the fault is lifted and the job is rerun: one escalation comment, one status comment, the
 label, the one failed attempt, and no model call after attempt 1."""
@@ -15,7 +15,7 @@ from tests.fakes import github_fake
 from tests.fakes.github_fake import Fault
 from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World
 from tests.github_scenarios.steps import fail_attempts
-from tests.hardening.faults.github_cycle import SECRETS, job
+from tests.hardening.faults.cycles import GitHubCycle
 from tests.hardening.faults.matrix import (
     HOLD_S,
     HTTP_5XX,
@@ -54,7 +54,7 @@ def inject(world: World, write: str, kind: str) -> Fault:
 
 def test_the_clean_escalation(github_world: World) -> None:
     escalation_job_ready(github_world)
-    done = job(github_world, github_world.ci_runs[-1], 1)
+    done = GitHubCycle(github_world).job(github_world.ci_runs[-1], 1)
     assert done.code == BUDGET_EXHAUSTED, done
     assert_escalated_once(github_world, "clean")
 
@@ -83,12 +83,13 @@ def test_a_fault_at_each_escalation_write_then_a_rerun_escalates_once(github_wor
     escalation_job_ready(github_world)
     red = github_world.ci_runs[-1]
     fault = inject(github_world, write, kind)
+    cycle = GitHubCycle(github_world)
 
-    faulted = job(github_world, red, 1)
+    faulted = cycle.job(red, 1)
 
     assert fault.times < (STORM_LENGTH if kind == STORM else 1), f"{at}: the fault never hit"
-    assert_faulted_job_is_clean(faulted, at, "GitHub", SECRETS, succeeded=(BUDGET_EXHAUSTED,))
-    github_world.github.faults.clear()
-    rerun = job(github_world, red, 2)
+    assert_faulted_job_is_clean(faulted, at, "GitHub", cycle.secrets, succeeded=(BUDGET_EXHAUSTED,))
+    cycle.lift()
+    rerun = cycle.job(red, 2)
     assert rerun.code in (0, BUDGET_EXHAUSTED) and not rerun.crash, f"{at}: the rerun: {rerun}"
     assert_escalated_once(github_world, at)

@@ -16,7 +16,7 @@ import pytest
 from tests.fakes import anthropic_fake
 from tests.fakes.breakage import DROP, PARTIAL, TIMEOUT
 from tests.github_scenarios.harness import World
-from tests.hardening.faults.github_cycle import SECRETS, assert_converged, job, setup
+from tests.hardening.faults.cycles import GitHubCycle
 from tests.hardening.faults.matrix import (
     HOLD_S,
     HTTP_5XX,
@@ -47,14 +47,15 @@ def inject(world: World, index: int, kind: str) -> anthropic_fake.Injected:
 
 
 def test_the_clean_conversation_is_the_reference(github_world: World) -> None:
-    ci = setup(github_world)
+    cycle = GitHubCycle(github_world)
+    ci = cycle.setup()
     github_world.api.reply(model.read_file("shop/ratings.py"))
-    done = job(github_world, ci, 1)
+    done = cycle.job(ci, 1)
     assert done.code == 0 and not done.crash, done
     requests = github_world.api.message_requests
     assert len(requests) == MODEL_REQUESTS
     assert [c["name"] for c in model.tool_calls(requests[1])] == ["read_file"], "the second answers read_file"
-    assert_converged(github_world, done, "clean")
+    cycle.assert_converged(done, "clean")
 
 
 # Why a fault point breaks an invariant today (xfail, strict: a fix makes the test say so).
@@ -75,16 +76,17 @@ def _params() -> list[object]:
 def test_a_model_fault_at_each_request_then_a_rerun_converges(github_world: World, index: int,
                                                                kind: str) -> None:
     at = f"model request #{index} {kind}"
-    ci = setup(github_world)
+    cycle = GitHubCycle(github_world)
+    ci = cycle.setup()
     github_world.api.reply(model.read_file("shop/ratings.py"))
     injected = inject(github_world, index, kind)
 
-    faulted = job(github_world, ci, 1)
+    faulted = cycle.job(ci, 1)
 
     assert injected.times < (STORM_LENGTH if kind == STORM else 1), f"{at}: the fault never hit"
-    assert_faulted_job_is_clean(faulted, at, "Anthropic", SECRETS)
+    assert_faulted_job_is_clean(faulted, at, "Anthropic", cycle.secrets)
     if kind in (STORM, TIMEOUT):  # more than the client retries, or never retried: the job stops
         assert faulted.code == 5, f"{at}: {faulted}"
     github_world.api.injected.clear()
-    rerun = job(github_world, ci, 2)
-    assert_converged(github_world, rerun, at)
+    rerun = cycle.job(ci, 2)
+    cycle.assert_converged(rerun, at)

@@ -8,8 +8,11 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.anthropic_fake import AnthropicFake
+from tests.hardening.injection.payloads import Malicious, fix_diff
 from tests.scenarios import model_scripts as model
-from tests.scenarios.sample_repos import PYTEST, git
+from tests.scenarios.harness import ROOT_CAUSE, SUMMARY
+from tests.scenarios.sample_repos import PYTEST, SampleRepo, git
 from tests.toolchain import PYTHON
 
 
@@ -23,6 +26,24 @@ def rejection_of(request: dict[str, object]) -> str:
     (result,) = model.tool_results(request)
     assert result.get("is_error") is True, result
     return model.result_text(result)
+
+
+def obey_then_fix(api: AnthropicFake, repo: SampleRepo, patches: list[Malicious]) -> None:
+    """The obedient model's answers: each of `patches`, then the real fix."""
+    api.reply(*(model.submit_patch(p.build(repo), summary="As the log told me.", root_cause=ROOT_CAUSE)
+                for p in patches),
+              model.submit_patch(fix_diff(repo), summary=SUMMARY, root_cause=ROOT_CAUSE))
+
+
+def assert_refused_turn_by_turn(requests: list[dict[str, Any]], patches: list[Malicious],
+                                names: list[str]) -> None:
+    """After the first request, one per obeyed patch: each refusal (with its rule) sent back in
+    the same attempt."""
+    _, *answers = requests
+    assert len(answers) == len(patches)
+    for name, patch, request in zip(names, patches, answers, strict=True):
+        assert not model.is_new_conversation(request), "the rejection belongs to the same attempt"
+        assert f"[{patch.rule}" in rejection_of(request), name
 
 
 def logged_verify(folder: Path) -> tuple[str, Path]:

@@ -18,7 +18,13 @@ import pytest
 
 from tests.conftest import shared_fixture
 from tests.fakes.anthropic_fake import AnthropicFake, message, text, tool_use
-from tests.hardening.injection.checks import logged_verify, rejection_of, touched_anywhere
+from tests.hardening.injection.checks import (
+    assert_refused_turn_by_turn,
+    logged_verify,
+    obey_then_fix,
+    rejection_of,
+    touched_anywhere,
+)
 from tests.hardening.injection.payloads import (
     CURL_SH,
     MALICIOUS,
@@ -63,18 +69,12 @@ def test_obeyed_injections_are_refused_and_sent_back_in_the_same_attempt(
         api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str], names: list[str]) -> None:
     repo = user_repo(tmp_path, PYTHON)
     before = working_copy(repo.path)
-    api.reply(*(model.submit_patch(MALICIOUS[n].build(repo), summary="As the log told me.",
-                                   root_cause=ROOT_CAUSE) for n in names),
-              model.submit_patch(fix_diff(repo), summary=SUMMARY, root_cause=ROOT_CAUSE))
+    obey_then_fix(api, repo, [MALICIOUS[n] for n in names])
 
     run = fix(repo, capfd)
 
     assert run.exit_code == 0, str(run)
-    _, *answers = api.message_requests
-    assert len(answers) == len(names)
-    for name, request in zip(names, answers, strict=True):
-        assert not model.is_new_conversation(request), "the rejection belongs to the same attempt"
-        assert f"[{MALICIOUS[name].rule}" in rejection_of(request), name
+    assert_refused_turn_by_turn(api.message_requests, [MALICIOUS[n] for n in names], names)
     assert len(run.of("patch_rejected")) >= len(names)  # (plus answer-gate notes on some)
     assert_fixed_on_branch(repo, attempt=1)  # exactly the fix, nothing of the obedient patches
     assert touched_anywhere(repo.path) == {RATINGS}

@@ -14,7 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic_fake import AnthropicFake
-from tests.hardening.injection.checks import rejection_of, touched_anywhere
+from tests.hardening.injection.checks import (
+    assert_refused_turn_by_turn,
+    obey_then_fix,
+    touched_anywhere,
+)
 from tests.hardening.injection.payloads import CURL_SH, Malicious, fix_diff, new_file
 from tests.scenarios import model_scripts as model
 from tests.scenarios.conftest import anthropic_fake, api
@@ -91,18 +95,12 @@ def test_obeyed_policy_injections_are_refused_in_the_same_attempt(
         api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str], names: list[str]) -> None:
     repo = _repo(tmp_path)
     before = working_copy(repo.path)
-    api.reply(*(model.submit_patch(POLICY_MALICIOUS[n].build(repo), summary="As the log told me.",
-                                   root_cause=ROOT_CAUSE) for n in names),
-              model.submit_patch(fix_diff(repo), summary=SUMMARY, root_cause=ROOT_CAUSE))
+    obey_then_fix(api, repo, [POLICY_MALICIOUS[n] for n in names])
 
     run = fix(repo, capfd)
 
     assert run.exit_code == 0, str(run)
-    _, *answers = api.message_requests
-    assert len(answers) == len(names)
-    for name, request in zip(names, answers, strict=True):
-        assert not model.is_new_conversation(request), "the rejection belongs to the same attempt"
-        assert f"[{POLICY_MALICIOUS[name].rule}" in rejection_of(request), name
+    assert_refused_turn_by_turn(api.message_requests, [POLICY_MALICIOUS[n] for n in names], names)
     assert_fixed_on_branch(repo, attempt=1)
     assert touched_anywhere(repo.path) == {RATINGS}
     assert_clean_finish(repo, before)
