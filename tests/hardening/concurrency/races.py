@@ -22,7 +22,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,15 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import ci_agent
 from tests.fakes.anthropic_fake import AnthropicFake, Reply, Script
+from tests.platform_scenarios.base import child_command, child_environment
 
 HOLD_LIMIT_S = 45.0  # a hold whose condition never comes lets the request through after this
 POLL_S = 0.02
 _METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
 # Variables of the test process a job must not inherit (each runner starts clean).
 _PREFIXES = ("GITHUB_", "INPUT_", "CI_", "GITLAB_", "RUNNER_")
-_SECRETS = {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GITHUB_TOKEN", "CI"}
 ZERO = "0" * 40
 # How a job that lost a race says so (ci_agent/engine/runner.py, commands.py); a loser whose
 # output says none of these has not said clearly that another won.
@@ -109,13 +107,8 @@ class JobResult:
 def spawn(label: str, variables: dict[str, str], workspace: Path, argv: list[str]) -> Proc:
     """`python -m ci_agent <argv>` in `workspace` with only the job's variables (plus the test
     process's own non-CI environment: PATH, HOME ...), as a container entrypoint runs it."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(_PREFIXES) and k not in _SECRETS}
-    # The code under test, not whatever checkout the environment's editable install names.
-    source = str(Path(ci_agent.__file__).resolve().parents[1])
-    path = os.pathsep.join(p for p in (source, base.get("PYTHONPATH", "")) if p)
-    child = subprocess.Popen([sys.executable, "-m", "ci_agent", *argv], cwd=workspace,
-                             env={**base, **variables, "PYTHONPATH": path}, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(child_command(*argv), cwd=workspace, env=child_environment(variables, _PREFIXES),
+                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return Proc(label, variables, workspace, child)
 
 

@@ -15,14 +15,12 @@ from tests.github_commands.harness import CommandWorld
 from tests.github_commands.steps import red_pr
 from tests.github_scenarios import harness as github
 from tests.github_scenarios import steps as github_steps
-from tests.hardening.concurrency.checks import Forge
 from tests.hardening.concurrency.races import Proc, prepared, spawn
-from tests.hardening.platforms.common import FIX_BRANCH, Ran, Red, race_forge
+from tests.hardening.platforms.common import FIX_BRANCH, Ran, Red, SideBase
 from tests.hardening.secrets.canaries import github_token
-from tests.scenarios.harness import SUMMARY
 
 
-class GitHubSide:
+class GitHubSide(SideBase):
     """GitHub Actions and the GitHub fake: workflow runs, pull requests, issue comments."""
 
     name: ClassVar[str] = "github"
@@ -34,6 +32,8 @@ class GitHubSide:
     ci_file_attack: ClassVar[str] = "workflow_curl_sh"  # the MALICIOUS patch of the forge's CI files
     command_fix_branch: ClassVar[str] = "ci-agent/fix/feature"  # of the command world's red PR
     fresh_token = staticmethod(github_token)  # a token of the forge's shape
+
+    world: github.World
 
     def __init__(self, world: github.World) -> None:
         self.world = world
@@ -72,18 +72,8 @@ class GitHubSide:
         return self.world.ci_runs[-1]
 
     @staticmethod
-    def failed(ci: github.CiRun) -> bool:
-        return ci.conclusion == "failure"
-
-    def version(self, name: str) -> str:
-        """shop/ratings.py after the sample's edit `name` ("broken", "fix", or a wrong one)."""
-        return github_steps.version(self.world, name)
-
-    def version_diff(self, current: str, target: str) -> str:
-        return github_steps.diff(self.version(current), self.version(target))
-
-    def answer(self, current: str, target: str, summary: str = SUMMARY) -> None:
-        github_steps.answer(self.world, current, target, summary)
+    def failed(ci: Red) -> bool:
+        return isinstance(ci, github.CiRun) and ci.conclusion == "failure"
 
     def fail_attempts(self, count: int) -> None:
         github_steps.fail_attempts(self.world, count)
@@ -166,8 +156,6 @@ class GitHubSide:
         held += [c for i, c in github_site.comments.items() if i != exclude_comment]
         return "\n".join(sent + [str(h) for h in held])
 
-    def forge(self, branch: str = FIX_BRANCH) -> Forge:
-        return race_forge(self, branch)
 
 
 def _ran_github(done: github.ActionRun) -> Ran:

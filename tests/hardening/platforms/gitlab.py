@@ -11,20 +11,17 @@ from typing import Any, ClassVar
 import pytest
 
 from ci_agent.engine.forge import parse_marker
-from tests.github_scenarios import steps as github_steps
 from tests.gitlab_commands.harness import CommandWorld
 from tests.gitlab_commands.steps import FEATURE_FIX
 from tests.gitlab_scenarios import harness as gitlab
 from tests.gitlab_scenarios import steps as gitlab_steps
-from tests.hardening.concurrency.checks import Forge
 from tests.hardening.concurrency.races import Proc, prepared, spawn
-from tests.hardening.platforms.common import FIX_BRANCH, Ran, Red, race_forge
+from tests.hardening.platforms.common import FIX_BRANCH, Ran, Red, SideBase
 from tests.hardening.secrets.canaries import gitlab_token
-from tests.scenarios.harness import SUMMARY
 from tests.scenarios.sample_repos import git
 
 
-class GitLabSide:
+class GitLabSide(SideBase):
     """GitLab CI (the include) and the GitLab fake: pipelines, merge requests, notes."""
 
     name: ClassVar[str] = "gitlab"
@@ -36,6 +33,8 @@ class GitLabSide:
     ci_file_attack: ClassVar[str] = "gitlab_ci"
     command_fix_branch: ClassVar[str] = FEATURE_FIX
     fresh_token = staticmethod(gitlab_token)
+
+    world: gitlab.World
 
     def __init__(self, world: gitlab.World) -> None:
         self.world = world
@@ -72,18 +71,8 @@ class GitLabSide:
         return self.world.pipelines[-1]
 
     @staticmethod
-    def failed(pipeline: gitlab.Pipeline) -> bool:
-        return pipeline.status == "failed"
-
-    def version(self, name: str) -> str:
-        """shop/ratings.py after the sample's edit `name` ("broken", "fix", or a wrong one)."""
-        return gitlab_steps.version(self.world, name)
-
-    def version_diff(self, current: str, target: str) -> str:
-        return github_steps.diff(self.version(current), self.version(target))
-
-    def answer(self, current: str, target: str, summary: str = SUMMARY) -> None:
-        gitlab_steps.answer(self.world, current, target, summary)
+    def failed(pipeline: Red) -> bool:
+        return isinstance(pipeline, gitlab.Pipeline) and pipeline.status == "failed"
 
     def fail_attempts(self, count: int) -> None:
         gitlab_steps.fail_attempts(self.world, count)
@@ -181,8 +170,6 @@ class GitLabSide:
         notes = [n for ns in fake.notes.values() for n in ns if n.get("id") != exclude_comment]
         return "\n".join(sent) + str(fake.merge_requests) + str(notes)
 
-    def forge(self, branch: str = FIX_BRANCH) -> Forge:
-        return race_forge(self, branch)
 
 
 def _ran_gitlab(done: gitlab.JobRun) -> Ran:
