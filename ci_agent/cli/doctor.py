@@ -38,6 +38,7 @@ from ci_agent.cli.workflows import (
 from ci_agent.config import CONFIG_FILE
 from ci_agent.config.load import load_settings
 from ci_agent.errors import CiAgentError, UsageError
+from ci_agent.platforms.gitlab.env import TOKEN_VARIABLE
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "FAIL"
 _API_TIMEOUT_S = 10
@@ -360,7 +361,7 @@ def check_gitlab_job(env: Mapping[str, str]) -> list[Check]:
     else:
         checks.append(Check(FAIL, "variables", f"ANTHROPIC_API_KEY is not set in this job: {where}, and "
                             f"{_PROTECTED_HINT}"))
-    if env.get("CI_AGENT_GITLAB_TOKEN", "").strip():
+    if env.get(TOKEN_VARIABLE, "").strip():
         checks.append(Check(OK, "token", "CI_AGENT_GITLAB_TOKEN is set: ci-agent pushes, opens the merge "
                             "request and writes its note with it"))
     else:

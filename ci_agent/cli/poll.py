@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ci_agent.cli import run_reporting_errors
 from ci_agent.engine.forge import ChangeRequest, Comment
 from ci_agent.errors import ForgeError, UsageError
+from ci_agent.platforms.gitlab.env import TOKEN_VARIABLE
 from ci_agent.relay import (
     CURSOR_VARIABLE,
     MR_VARIABLE,
@@ -34,7 +35,6 @@ from ci_agent.relay import (
 from ci_agent.slash.gate import is_bot
 from ci_agent.slash.parse import holds_command
 
-TOKEN_VARIABLE = "CI_AGENT_GITLAB_TOKEN"
 FIRST_LOOK_BACK = timedelta(hours=24)
 
 

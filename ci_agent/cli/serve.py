@@ -18,9 +18,9 @@ from types import FrameType
 from typing import Any
 
 from ci_agent.errors import ForgeError, UsageError, status_of
+from ci_agent.platforms.gitlab.env import TOKEN_VARIABLE
 from ci_agent.relay import SECRET_VARIABLE, NoteCommand, Relay, start_command_pipeline, stderr_log
 
-TOKEN_VARIABLE = "CI_AGENT_GITLAB_TOKEN"
 _MAX_FORGES = 256
 
 
