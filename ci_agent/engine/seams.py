@@ -13,8 +13,7 @@ from ci_agent.context import gather_context, render_context
 from ci_agent.engine.attempt import Seams
 from ci_agent.errors import UsageError
 from ci_agent.llm.client import ModelClient
-from ci_agent.llm.loop import ask_for_patch, move_cache_breakpoint
-from ci_agent.llm.prompt import initial_request, system_blocks
+from ci_agent.llm.loop import ask_for_patch, first_request
 from ci_agent.llm.tools import RepoTools
 from ci_agent.llm.types import AskResult, ModelSettings
 from ci_agent.redact import Redactor
@@ -54,11 +53,7 @@ def real_seams(settings: Settings, env: Mapping[str, str], redactor: Redactor,
         return ask_for_patch(client, model, user_text, tools, check, files, redact)
 
     def request(model: ModelSettings, user_text: str) -> dict[str, Any]:
-        # Exactly what ask_for_patch sends first: it redacts the text and places the moving
-        # cache breakpoint on the last message before every call.
-        body = initial_request(model, system_blocks(model), redact(user_text))
-        move_cache_breakpoint(body["messages"])
-        return body
+        return first_request(model, user_text, redact)  # exactly what ask_for_patch sends first
 
     def context(repo: Path, report: Report) -> str:
         return render_context(gather_context(repo, report, settings.context, redactor))

@@ -6,7 +6,7 @@
 """
 
 from ci_agent.llm.client import ModelClient
-from ci_agent.llm.loop import ask_for_patch, confidence_cap
+from ci_agent.llm.loop import ask_for_patch, confidence_cap, first_request
 from ci_agent.llm.prompt import initial_request, system_blocks, tool_definitions, user_text
 from ci_agent.llm.tools import RepoTools, ToolError
 from ci_agent.llm.types import AskResult, GiveUp, ModelSettings, PatchProposal, Usage
@@ -22,6 +22,7 @@ __all__ = [
     "Usage",
     "ask_for_patch",
     "confidence_cap",
+    "first_request",
     "initial_request",
     "system_blocks",
     "tool_definitions",

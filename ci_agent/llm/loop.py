@@ -239,8 +239,16 @@ class _Conversation:
             messages.append({"role": "user", "content": replies})
 
 
+def first_request(settings: ModelSettings, user_text: str, redact: Redact) -> dict[str, Any]:
+    """The first Messages API body of a conversation, exactly as `ask_for_patch` sends it (a dry
+    run prints this one): the user text redacted, the moving cache breakpoint in place."""
+    request = initial_request(settings, system_blocks(settings), redact(user_text))
+    move_cache_breakpoint(request["messages"])
+    return request
+
+
 def ask_for_patch(client: ModelClient, settings: ModelSettings, user_text: str, tools: RepoTools,
                   check: Check, report_files: Iterable[str], redact: Redact) -> AskResult:
     """Run the tool-use conversation to an accepted patch, a give-up, or a cap."""
-    request = initial_request(settings, system_blocks(settings), redact(user_text))
+    request = first_request(settings, user_text, redact)
     return _Conversation(client, settings, tools, check, report_files, redact).run(request)

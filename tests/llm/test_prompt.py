@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 
 from ci_agent.llm import ModelSettings, initial_request, system_blocks, tool_definitions, user_text
-from ci_agent.llm.prompt import language_rule
+from ci_agent.llm.prompt import AttemptNote, compose_user_text, language_rule
+from ci_agent.report import Outcome, Report, ReportFailure, TestCounts
 from tests.fakes.anthropic_fake import validate
+from tests.llm.golden import assert_golden
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ci_agent"
 
@@ -66,3 +68,24 @@ def test_only_anthropic_client_imports_the_sdk() -> None:
     code = "import ci_agent.llm, ci_agent.llm.loop, sys; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _report(message: str) -> Report:
+    failure = ReportFailure("tests/test_a.py::test_one", Outcome.FAILED, message, (), None, None)
+    return Report((), (), TestCounts(4, 2, 2, 0), (failure,), (), 0, 0, None)
+
+
+def test_the_user_turns_of_later_attempts_are_the_golden_ones() -> None:
+    """Every paragraph of attempts.md.j2 in one user turn (a reviewer's instructions, the attempt
+    number, no progress, one attempt of this run and one recorded by an earlier run), and an
+    explain-only turn: the first requests of the dry runs never show them."""
+    this_run = AttemptNote(1, "Guard the empty case.", ("src/a.py",),
+                           "--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n", "pytest -q", "",
+                           _report("assert 1 == 3"))
+    earlier_run = AttemptNote(2, "Recorded in an earlier run.", after_fingerprint="abc")
+    context = "## Source excerpts\n\n(some)\n"
+    later = compose_user_text(_report("assert 1 == 2"), context, [this_run, earlier_run], 3, 3, True,
+                              lambda t: t.replace("SECRET", "[REDACTED]"),
+                              instructions="Keep SECRET out; fix only src/a.py")
+    explain = compose_user_text(_report("assert 1 == 2"), "", [], 1, 3, False, str, explain=True)
+    assert_golden("later_attempts.md", f"{later}\n=====\n{explain}")

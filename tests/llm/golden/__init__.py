@@ -1,12 +1,14 @@
-"""The first request to the model, one stored file per platform, compared byte for byte.
+"""The first request to the model, one stored file per platform, compared byte for byte; and the
+user turn of later attempts (later_attempts.md, tests/llm/test_prompt.py), which no first
+request shows.
 
-The files are what the dry run prints: `fix --local --dry-run` prints the whole Messages API
+The platform files are what the dry run prints: `fix --local --dry-run` prints the whole Messages API
 body as JSON; `dry_run: true` on GitHub and GitLab prints the request as a person reads it
 (system text, user turn, tool names) and its size, which pins the rest of the body (model,
 tool schemas, cache breakpoints) to the byte count. Whoever changes a prompt template, a tool
 schema or the context changes these files on purpose:
 
-    CI_AGENT_UPDATE_GOLDEN=1 python -m pytest tests/llm/test_golden_requests_*.py
+    CI_AGENT_UPDATE_GOLDEN=1 python -m pytest tests/llm/test_golden_requests_*.py tests/llm/test_prompt.py
 
 then reads `git diff tests/llm/golden/` before committing it: that diff is the change the model sees.
 """
