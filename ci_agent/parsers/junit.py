@@ -103,11 +103,8 @@ class _Walk:
         outcome = _outcome_of(elem, children.results)
         if children.reruns and outcome is Outcome.PASSED:
             self.flaky.append(elem.get("name") or UNNAMED)
-        if self.sink.wants(outcome):
-            suite_file = self.suite_files[-1] if self.suite_files else None
-            self.sink.add(_build_case(elem, outcome, children, suite_file))
-        else:
-            self.sink.count(outcome)
+        suite_file = self.suite_files[-1] if self.suite_files else None
+        self.sink.take(outcome, lambda: _build_case(elem, outcome, children, suite_file))
         self.freer.free(elem)
 
     def end_other(self, elem: Any, name: str) -> None:

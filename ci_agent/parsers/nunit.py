@@ -124,10 +124,7 @@ class _Walk:
             self.warnings.append(_name_of_case(elem))
         if outcome.is_failure and self.suites:
             self.suites[-1].failing_cases += 1
-        if self.sink.wants(outcome):
-            self.sink.add(_build_case(elem, outcome, problem))
-        else:
-            self.sink.count(outcome)
+        self.sink.take(outcome, lambda: _build_case(elem, outcome, problem))
         self.freer.free(elem)
 
     def end_other(self, elem: Any, name: str) -> None:

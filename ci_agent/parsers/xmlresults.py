@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Protocol
 
 from lxml import etree
@@ -140,6 +140,13 @@ class CaseSink:
         elif outcome.is_failure:
             self.failed += 1
         # INCONCLUSIVE is counted in total only: neither a pass nor a failure.
+
+    def take(self, outcome: Outcome, build: Callable[[], TestCase]) -> None:
+        """One finished case: built and kept when wanted, else only counted (no details built)."""
+        if self.wants(outcome):
+            self.add(build())
+        else:
+            self.count(outcome)
 
     def add(self, case: TestCase) -> None:
         self.count(case.outcome)

@@ -94,10 +94,7 @@ class XUnitParser:
 
 def _end_case(sink: CaseSink, elem: Any) -> None:
     outcome, problem = outcome_of(elem)
-    if sink.wants(outcome):
-        sink.add(_build_case(elem, outcome, problem))
-    else:
-        sink.count(outcome)
+    sink.take(outcome, lambda: _build_case(elem, outcome, problem))
 
 
 def outcome_of(elem: Any) -> tuple[Outcome, str | None]:
