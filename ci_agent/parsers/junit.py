@@ -21,6 +21,8 @@ from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
     MAX_STACK_CHARS,
     MAX_STDOUT_CHARS,
+    CaseFormatParser,
+    CaseLayout,
     CaseSink,
     Freer,
     clear_element,
@@ -38,6 +40,7 @@ from ci_agent.report import Outcome, ParseResult, TestCase
 _ROOTS = frozenset({"testsuites", "testsuite"})
 _SUITE = "testsuite"
 _CASE = "testcase"
+_LAYOUT = CaseLayout(_ROOTS, "JUnit XML (expected <testsuites> or <testsuite>)", _CASE, frozenset({_SUITE}))
 _RESULT_OUTCOMES = {"error": Outcome.ERROR, "failure": Outcome.FAILED, "skipped": Outcome.SKIPPED}
 _SEVERITY = {Outcome.ERROR: 3, Outcome.FAILED: 2, Outcome.SKIPPED: 1}
 _RERUN_ELEMENTS = frozenset({"flakyFailure", "flakyError", "rerunFailure", "rerunError"})
@@ -57,14 +60,8 @@ _STATUS_OUTCOMES = {
 UNNAMED = "(unnamed test)"
 
 
-class JUnitParser:
-    name = "junit"
-    description = "JUnit XML result files (pytest, Maven Surefire, Gradle, Jest, PHPUnit, Go, ...)"
-    root_names = _ROOTS
-
-    def parse(self, stream: BinaryIO, source: str, keep_cases: bool = False) -> ParseResult:
-        sink = CaseSink(self.name, source, keep_cases)
-        return walk_cases(stream, sink, _Walk(sink), _CASE, frozenset({_SUITE}))
+def _read(stream: BinaryIO, sink: CaseSink) -> ParseResult:
+    return walk_cases(stream, sink, _Walk(sink), _LAYOUT)
 
 
 class _Walk:
@@ -80,14 +77,8 @@ class _Walk:
         self.flaky: list[str] = []
         self.freer = Freer()
 
-    def begin(self, root: Any, name: str) -> bool:
-        """The root element; False stops the walk (not JUnit)."""
-        self.root = name
-        if name not in _ROOTS:
-            self.sink.error(f"root element <{name}> is not JUnit XML (expected <testsuites> or <testsuite>)")
-            return False
+    def begin(self, root: Any) -> None:
         self.declared_total = parse_int(root.get("tests"))
-        return True
 
     def open_suite(self, elem: Any) -> None:
         top_level = not self.suite_files and self.root == "testsuites" and elem.getparent() is not None
@@ -210,4 +201,9 @@ def _join_output(out: str | None, err: str | None) -> str | None:
     return out or err
 
 
-PARSER = JUnitParser()
+PARSER = CaseFormatParser(
+    "junit",
+    "JUnit XML result files (pytest, Maven Surefire, Gradle, Jest, PHPUnit, Go, ...)",
+    _ROOTS,
+    _read,
+)

@@ -23,6 +23,8 @@ from ci_agent.parsers.caps import NAME_BYTES, cap, cap_name
 from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
     MAX_STACK_CHARS,
+    CaseFormatParser,
+    CaseLayout,
     CaseSink,
     Freer,
     children_by_name,
@@ -42,6 +44,7 @@ from ci_agent.report import Outcome, ParseResult, TestCase
 _ROOTS = frozenset({"test-run", "test-results", "test-suite"})
 _SUITE = "test-suite"
 _CASE = "test-case"
+_LAYOUT = CaseLayout(_ROOTS, "NUnit XML (expected <test-run> or <test-results>)", _CASE, _ROOTS)
 _RESULTS = {
     # NUnit 3
     "passed": Outcome.PASSED,
@@ -62,14 +65,8 @@ _TIMEOUT_LABEL_PREFIX = "test exceeded timeout"
 _CASE_CHILDREN = frozenset({"failure", "reason", "output", "assertions"})
 
 
-class NUnitParser:
-    name = "nunit"
-    description = "NUnit 2 and NUnit 3 XML result files"
-    root_names = _ROOTS
-
-    def parse(self, stream: BinaryIO, source: str, keep_cases: bool = False) -> ParseResult:
-        sink = CaseSink(self.name, source, keep_cases)
-        return walk_cases(stream, sink, _Walk(sink), _CASE, _ROOTS)
+def _read(stream: BinaryIO, sink: CaseSink) -> ParseResult:
+    return walk_cases(stream, sink, _Walk(sink), _LAYOUT)
 
 
 @dataclass
@@ -97,16 +94,10 @@ class _Walk:
         self.run_failure_message: str | None = None
         self.freer = Freer()
 
-    def begin(self, root: Any, name: str) -> bool:
-        """The root element; False stops the walk (not NUnit)."""
-        self.root = name
-        if name not in _ROOTS:
-            self.sink.error(f"root element <{name}> is not NUnit XML (expected <test-run> or <test-results>)")
-            return False
+    def begin(self, root: Any) -> None:
         self.run_result = (root.get("result") or "").strip()
-        if name != "test-results":  # NUnit 2 totals leave out not-run tests; only v3 totals compare
+        if self.root != "test-results":  # NUnit 2 totals leave out not-run tests; only v3 totals compare
             self.declared_total = parse_int(root.get("total"))
-        return True
 
     def open_suite(self, elem: Any) -> None:
         self.suites.append(
@@ -273,4 +264,9 @@ def _class_from_name(name: str) -> str | None:
     return method.rsplit(".", 1)[0] if "." in method else None
 
 
-PARSER = NUnitParser()
+PARSER = CaseFormatParser(
+    "nunit",
+    "NUnit 2 and NUnit 3 XML result files",
+    _ROOTS,
+    _read,
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol
 
 from lxml import etree
@@ -35,6 +36,8 @@ MAX_STDOUT_CHARS = caps.OUTPUT_BYTES
 MAX_NOTE_NAMES = 10
 
 __all__ = [
+    "CaseFormatParser",
+    "CaseLayout",
     "CaseSink",
     "CaseWalk",
     "Freer",
@@ -46,6 +49,7 @@ __all__ = [
     "output_of",
     "parse_duration",
     "parse_int",
+    "refused_root",
     "stream_events",
     "tail",
     "text",
@@ -264,8 +268,8 @@ class CaseWalk(Protocol):
     root: str | None  # the root element's name, once seen
     case_depth: int  # > 0 while inside a case
 
-    def begin(self, root: Any, name: str) -> bool:
-        """The root element; False stops the walk (not this format)."""
+    def begin(self, root: Any) -> None:
+        """The root element, once it is known to be one of this format's."""
 
     def open_suite(self, elem: Any) -> None: ...
 
@@ -277,13 +281,33 @@ class CaseWalk(Protocol):
     def finish(self) -> None: ...
 
 
-def walk_cases(stream: BinaryIO, sink: CaseSink, walk: CaseWalk, case: str,
-               suites: frozenset[str]) -> ParseResult:
-    """Drive `walk` over every element of `stream`: `case` elements are leaves (a case inside a
-    case is part of it), `suites` open a suite when met outside a case."""
+@dataclass(frozen=True, slots=True)
+class CaseLayout:
+    """Where a format of nested suites and cases keeps them."""
+
+    roots: frozenset[str]  # root elements it reads
+    refusal: str  # what another root is not: "JUnit XML (expected <testsuites> or <testsuite>)"
+    case: str  # the leaf element (a case inside a case is part of it)
+    suites: frozenset[str]  # elements that open a suite when met outside a case
+
+
+def refused_root(sink: CaseSink, name: str, roots: frozenset[str], refusal: str) -> bool:
+    """True, with a run error, when the root element `name` is not one the format reads."""
+    if name in roots:
+        return False
+    sink.error(f"root element <{name}> is not {refusal}")
+    return True
+
+
+def walk_cases(stream: BinaryIO, sink: CaseSink, walk: CaseWalk, layout: CaseLayout) -> ParseResult:
+    """Drive `walk` over every element of `stream`, as `layout` says where cases and suites are."""
+    case, suites = layout.case, layout.suites
     for event, elem, name in stream_events(stream, sink):
-        if walk.root is None and not walk.begin(elem, name):
-            break
+        if walk.root is None:
+            if refused_root(sink, name, layout.roots, layout.refusal):
+                break
+            walk.root = name
+            walk.begin(elem)
         # Hot loop: one call per event only where something happens.
         if event == "start":
             if name == case:
@@ -321,3 +345,17 @@ def with_problem(message: str | None, problem: str | None) -> str | None:
 def output_of(output: Any) -> str | None:
     """A case's captured output element as kept: blank edge lines trimmed, the end kept."""
     return tail(trim_blank_lines(text(output)) if output is not None else None, MAX_STDOUT_CHARS)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFormatParser:
+    """An XmlParser for a JUnit-like format: its names, and the function that reads one file's
+    cases into a fresh CaseSink."""
+
+    name: str
+    description: str
+    root_names: frozenset[str]
+    read: Callable[[BinaryIO, CaseSink], ParseResult]
+
+    def parse(self, stream: BinaryIO, source: str, keep_cases: bool = False) -> ParseResult:
+        return self.read(stream, CaseSink(self.name, source, keep_cases))

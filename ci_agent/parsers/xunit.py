@@ -20,6 +20,7 @@ from ci_agent.parsers.caps import NAME_BYTES, cap, cap_name
 from ci_agent.parsers.xmlresults import (
     MAX_MESSAGE_CHARS,
     MAX_STACK_CHARS,
+    CaseFormatParser,
     CaseSink,
     Freer,
     children_by_name,
@@ -29,6 +30,7 @@ from ci_agent.parsers.xmlresults import (
     output_of,
     parse_duration,
     parse_int,
+    refused_root,
     stream_events,
     text,
     trim_blank_lines,
@@ -49,47 +51,38 @@ _ERROR_STACK_LINES = 10
 _ERROR_MESSAGE_CHARS = 2_000
 
 
-class XUnitParser:
-    name = "xunit"
-    description = "xUnit.net v2 (and v1) XML result files"
-    root_names = _ROOTS
-
-    def parse(self, stream: BinaryIO, source: str, keep_cases: bool = False) -> ParseResult:
-        sink = CaseSink(self.name, source, keep_cases)
-        freer = Freer()
-        root: str | None = None
-        declared: int | None = None
-        case_depth = 0
-        for event, elem, name in stream_events(stream, sink):
-            if root is None:
-                root = name
-                if name not in _ROOTS:
-                    sink.error(
-                        f"root element <{name}> is not xUnit XML (expected <assemblies> or <assembly>)"
-                    )
-                    break
-            if event == "start":
-                if name == _CASE:
-                    case_depth += 1
-                elif name == "assembly" and not case_depth:
-                    total = parse_int(elem.get("total"))
-                    if total is not None:
-                        declared = (declared or 0) + total
-            elif case_depth:
-                if name == _CASE:
-                    case_depth -= 1
-                    if not case_depth:
-                        _end_case(sink, elem)
-                        freer.free(elem)
-            elif name == "error":
-                parent = elem.getparent()
-                if parent is not None and name_of(parent.tag) == "errors":
-                    sink.error(error_message(elem))
-                    clear_element(elem)
-            elif name in ("collection", "class", "errors", "assembly"):
+def _read(stream: BinaryIO, sink: CaseSink) -> ParseResult:
+    freer = Freer()
+    root: str | None = None
+    declared: int | None = None
+    case_depth = 0
+    for event, elem, name in stream_events(stream, sink):
+        if root is None:
+            root = name
+            if refused_root(sink, name, _ROOTS, "xUnit XML (expected <assemblies> or <assembly>)"):
+                break
+        if event == "start":
+            if name == _CASE:
+                case_depth += 1
+            elif name == "assembly" and not case_depth:
+                total = parse_int(elem.get("total"))
+                if total is not None:
+                    declared = (declared or 0) + total
+        elif case_depth:
+            if name == _CASE:
+                case_depth -= 1
+                if not case_depth:
+                    _end_case(sink, elem)
+                    freer.free(elem)
+        elif name == "error":
+            parent = elem.getparent()
+            if parent is not None and name_of(parent.tag) == "errors":
+                sink.error(error_message(elem))
                 clear_element(elem)
-        sink.check_declared_total(declared, "the file")
-        return sink.finish()
+        elif name in ("collection", "class", "errors", "assembly"):
+            clear_element(elem)
+    sink.check_declared_total(declared, "the file")
+    return sink.finish()
 
 
 def _end_case(sink: CaseSink, elem: Any) -> None:
@@ -164,4 +157,9 @@ def _failure_text(failure: Any) -> tuple[str | None, str | None]:
     return message, stack
 
 
-PARSER = XUnitParser()
+PARSER = CaseFormatParser(
+    "xunit",
+    "xUnit.net v2 (and v1) XML result files",
+    _ROOTS,
+    _read,
+)
