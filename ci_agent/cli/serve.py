@@ -20,6 +20,7 @@ from typing import Any
 from ci_agent.errors import ForgeError, UsageError, status_of
 from ci_agent.platforms.gitlab.env import TOKEN_VARIABLE
 from ci_agent.relay import SECRET_VARIABLE, NoteCommand, Relay, start_command_pipeline, stderr_log
+from ci_agent.retry import RetryPolicy
 
 _MAX_FORGES = 256
 
@@ -40,6 +41,7 @@ def register(verbs: Any) -> None:
                        "the API at startup); default: any project whose webhook knows the secret")
     serve.add_argument("--gitlab-url", default=None, metavar="URL",
                        help="the GitLab server (default: CI_AGENT_GITLAB_URL, CI_SERVER_URL, https://gitlab.com)")
+    serve.set_defaults(handler=run_serve)
 
 
 def gitlab_url(given: str | None, env: Mapping[str, str]) -> str:
@@ -58,7 +60,7 @@ def resolve_projects(url: str, token: str, given: list[str]) -> dict[int, str]:
 
     resolved: dict[int, str] = {}
     for name in dict.fromkeys(n.strip() for n in given if n.strip()):
-        forge = GitLabForge(name, token, url=url, max_total_wait_s=60)
+        forge = GitLabForge(name, token, url=url, retry=RetryPolicy(max_attempts=5, max_total_wait_s=60))
         try:
             project_id, path = forge.project_identity()
         except ForgeError as error:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import enum
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ci_agent.errors import ForgeError, status_of
 
 MARKER_PREFIX = "<!-- ci-agent:v1 "
 MARKER_SUFFIX = " -->"
@@ -95,6 +97,16 @@ class Artifact:
 
 
 @dataclass(frozen=True)
+class CiStart:
+    """What `Forge.start_ci` did: `started` a run (a workflow dispatch, a new pipeline), found one
+    `already_running` on the commit, or found CI `not_startable` there (a workflow that does not
+    accept being started). `run_id` names the run when the forge says it (a dispatch does not)."""
+
+    kind: Literal["started", "already_running", "not_startable"]
+    run_id: int | None = None
+
+
+@dataclass(frozen=True)
 class Limits:
     """Caps on what we pull from a forge, so a hostile or huge run cannot fill the runner."""
 
@@ -165,7 +177,11 @@ class Forge(Protocol):
 
     def permission(self, username: str) -> Permission: ...
 
-    def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> bool: ...
+    def start_ci(self, branch: str, commit: str, workflow: str = "") -> CiStart:
+        """Start CI on `branch`, pushed at `commit` (a push made with a CI job's own token starts
+        none). `workflow` names the CI definition where a forge has several (GitHub's workflow
+        file); a forge with one per project (GitLab) ignores it. A refusal is a `ForgeError`."""
+        ...
 
     def default_branch(self) -> str: ...
 
@@ -194,17 +210,6 @@ class CommandForge(Protocol):
     def latest_failed_run(self, branch: str, sha: str) -> int | None:
         """The newest failed CI run (workflow run / pipeline) of `branch` at commit `sha`."""
         ...
-
-
-@runtime_checkable
-class PipelineStarter(Protocol):
-    """Optional: forges whose pushes may start no pipeline (GitLab's job token) let us start one."""
-
-    def pipeline_for(self, ref: str, sha: str) -> int | None:
-        """The id of a pipeline already running or done for commit `sha` on `ref`, if any."""
-        ...
-
-    def start_pipeline(self, ref: str, variables: Mapping[str, str]) -> int: ...
 
 
 def render_marker(state: Mapping[str, Any]) -> str:
@@ -249,3 +254,53 @@ def duplicate_of(created: Comment, comments: Sequence[Comment], own_login: str) 
     keep = pick_status_comment(comments, own_login)
     return keep if keep is not None and keep.id != created.id else None
 
+
+def status_state(comments: Sequence[Comment], own_login: str) -> dict[str, Any] | None:
+    """The state in our status comment among `comments`; None when there is none."""
+    mine = pick_status_comment(comments, own_login)
+    return None if mine is None else parse_marker(mine.body)
+
+
+@dataclass(frozen=True)
+class StatusComment:
+    """The status comment of one change request, over how its forge lists, creates, edits and
+    deletes comments: every forge with a comments API keeps one status comment the same way."""
+
+    listed: Callable[[], list[Comment]]
+    own_login: Callable[[], str]
+    create: Callable[[str], Comment]
+    edit: Callable[[int, str], Comment]
+    delete: Callable[[int], None]
+
+    def state(self) -> dict[str, Any] | None:
+        return status_state(self.listed(), self.own_login())
+
+    def upsert(self, marker: Mapping[str, Any], body: str) -> Comment:
+        """Edit our status comment to say `marker` and `body`, or create it. Nothing is written
+        when it already says so. When another job created one at the same moment, the older is
+        kept and ours deleted."""
+        text = status_body(marker, body)
+        mine = pick_status_comment(self.listed(), self.own_login())
+        if mine is not None and mine.body == text:
+            return mine
+        if mine is not None:
+            return self.edit(mine.id, text)
+        created = self.create(text)
+        older = duplicate_of(created, self.listed(), self.own_login())
+        if older is None:
+            return created
+        self.delete(created.id)
+        return self.edit(older.id, text)
+
+
+def open_or_theirs(open_: Callable[[], ChangeRequest], conflict_status: int,
+                        find: Callable[[], ChangeRequest | None]) -> ChangeRequest:
+    """`open_()`; when the forge answers `conflict_status` because another job opened the change
+    request between our search and our create, the one that job opened."""
+    try:
+        return open_()
+    except ForgeError as error:
+        again = find() if status_of(error) == conflict_status else None
+        if again is None:
+            raise
+        return again

@@ -10,16 +10,14 @@ person reading a CI log can act on.
 from __future__ import annotations
 
 import email.utils
-import random
 import time
 import typing
-from collections.abc import Callable
 from typing import Any
 
 import anthropic
-from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from ci_agent.errors import ModelServiceError
+from ci_agent.retry import Retrier, RetryPolicy, Sleep, current_waiting
 
 
 def _first_sonnet() -> str:
@@ -45,6 +43,12 @@ def _retryable(error: BaseException) -> bool:
     return False
 
 
+def _asked_wait(error: BaseException) -> float | None:
+    if isinstance(error, anthropic.APIStatusError):
+        return retry_after_seconds(error.response.headers)
+    return None
+
+
 def retry_after_seconds(headers: typing.Mapping[str, str], now: float | None = None) -> float | None:
     """The server's requested delay: `retry-after-ms`, else `retry-after` as seconds or a date."""
     for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
@@ -63,7 +67,8 @@ def retry_after_seconds(headers: typing.Mapping[str, str], now: float | None = N
 
 
 class AnthropicClient:
-    """The real model service. `sleep` is injectable so tests read the delays it chose."""
+    """The real model service. `sleep` (default: the installed `Waiting`'s) is injectable so
+    tests read the delays it chose."""
 
     def __init__(
         self,
@@ -73,27 +78,20 @@ class AnthropicClient:
         max_retries: int = 4,
         *,
         max_total_wait_s: float = 120,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Sleep | None = None,
     ) -> None:
         self._sdk = anthropic.Anthropic(
             api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
         )
         self._timeout_s = timeout_s
         self._attempts = max(1, max_retries + 1)
-        self._max_total_wait_s = max_total_wait_s
-        self._sleep = sleep
-        self.waits: list[float] = []  # every delay chosen between attempts, in order
+        self._retrier = Retrier(RetryPolicy(self._attempts, max_total_wait_s),
+                                sleep or current_waiting().sleep)
+        self.waits = self._retrier.waits  # every delay chosen between attempts, in order
 
     def create(self, request: dict[str, Any]) -> dict[str, Any]:
-        retrying = Retrying(
-            retry=retry_if_exception(_retryable),
-            wait=self._wait,
-            stop=self._stop,
-            sleep=self._record_and_sleep,
-            reraise=True,
-        )
         try:
-            message = retrying(self._once, request)
+            message = self._retrier.call(lambda: self._once(request), _retryable, _asked_wait)
         except anthropic.APIError as error:
             raise ModelServiceError(self._sentence(error, request)) from error
         data: dict[str, Any] = dict(message.to_dict(mode="json"))
@@ -107,27 +105,6 @@ class AnthropicClient:
     def _once(self, request: dict[str, Any]) -> anthropic.types.Message:
         # A dict body cannot pick one of the SDK's typed overloads; stream is never set here.
         return typing.cast(anthropic.types.Message, self._sdk.messages.create(**request))
-
-    def _record_and_sleep(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        self._sleep(seconds)
-
-    def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        if isinstance(error, anthropic.APIStatusError):
-            asked = retry_after_seconds(error.response.headers)
-            if asked is not None:
-                return asked
-        # Exponential backoff with jitter: 1, 2, 4, 8 ... capped at 30 s.
-        base = min(30.0, 2.0 ** (state.attempt_number - 1))
-        return base * (0.75 + 0.25 * random.random())
-
-    def _stop(self, state: RetryCallState) -> bool:
-        if state.attempt_number >= self._attempts:
-            return True
-        # Never sleep past the total budget; a server asking for longer makes us stop now.
-        # (tenacity computes the wait before it asks whether to stop.)
-        return state.idle_for + state.upcoming_sleep > self._max_total_wait_s
 
     def _sentence(self, error: anthropic.APIError, request: dict[str, Any]) -> str:
         model = request.get("model", "?")

@@ -19,10 +19,10 @@ One folder, `ci_agent/platforms/<name>/`, and one line in this file:
 2. `words.py`: a `Words` (engine/platform.py): the forge's name, what a change request is called,
    the reference prefix (`#`, `!`), what a CI run is called, where the verify input is set.
 3. `forge.py` and its `http.py`: a class satisfying the `Forge` protocol (engine/forge.py:
-   runs, jobs, logs and artifacts; change requests; the status comment and its marker; labels;
-   permissions; branches), `CommandForge` too for slash commands, `PipelineStarter` if CI can be
-   started through its API. Errors are `ForgeError` (`StatusForgeError` when the status matters),
-   one sentence each, the token never in them.
+   runs, jobs, logs and artifacts; `start_ci` on a branch; change requests; the status comment
+   and its marker; labels; permissions; branches), `CommandForge` too for slash commands. Errors
+   are `ForgeError` (`StatusForgeError` when the status matters), one sentence each, the token
+   never in them.
 4. `cycle.py`: a class satisfying the `Platform` protocol (engine/platform.py: `words`,
    `workspace`, `protected_fix_branch_ok`, `missing_key`, `token`, `forge`, `push_auth`,
    `sources`, `start_ci`), and the two entries of the registry below, each

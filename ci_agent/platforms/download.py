@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 import shutil
 import stat
+import tempfile
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
-from ci_agent.engine.forge import Limits
+from ci_agent.engine.forge import Artifact, Limits
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _CHUNK = 1024 * 1024
@@ -45,6 +46,31 @@ def stream_to_file(chunks: Iterable[bytes], path: Path, max_bytes: int) -> bool:
             out.write(chunk)
             written += len(chunk)
     return False
+
+
+def too_big(limits: Limits, what: str = "archive") -> str:
+    """Why an artifact was not downloaded: its archive is over `Limits.max_archive_bytes`."""
+    return f"the {what} is larger than {limits.max_archive_bytes} bytes"
+
+
+def unpack(name: str, zip_path: Path, target: Path, limits: Limits) -> Artifact:
+    """Artifact `name` extracted from `zip_path` under `target`, or refused whole, saying why."""
+    try:
+        extract_zip(zip_path, target, limits)
+    except UnsafeArchive as error:
+        return Artifact(name, None, f"refused: {error}")
+    return Artifact(name, target)
+
+
+def download_and_unpack(name: str, fetch: Callable[[Path], bool], target: Path, limits: Limits,
+                        what: str = "archive") -> Artifact:
+    """Artifact `name`: `fetch(zip_path)` writes its zip into a temporary folder (True when the
+    zip was cut at the size cap: then refused), which is extracted under `target`."""
+    with tempfile.TemporaryDirectory(prefix="ci-agent-artifact-") as tmp:
+        zip_path = Path(tmp) / "artifact.zip"
+        if fetch(zip_path):
+            return Artifact(name, None, too_big(limits, what))
+        return unpack(name, zip_path, target, limits)
 
 
 def _member_path(info: zipfile.ZipInfo) -> PurePosixPath:

@@ -7,10 +7,7 @@ chose are read back, and retries are counted as requests the fake received.
 
 from __future__ import annotations
 
-import io
-import stat
 import time
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +16,7 @@ import pytest
 from github import Auth, Github
 
 from ci_agent.engine.forge import (
-    CommandForge,
     Comment,
-    Forge,
     Limits,
     Permission,
     parse_marker,
@@ -30,6 +25,7 @@ from ci_agent.engine.forge import (
 from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.platforms.github.forge import ACTIONS_BOT, GitHubForge
 from ci_agent.platforms.github.http import asked_wait, sentence
+from ci_agent.retry import RetryPolicy
 from tests.fakes.github_fake import (
     GitHubFake,
     Reply,
@@ -39,9 +35,9 @@ from tests.fakes.github_fake import (
     rate_limited_429,
     server_error,
 )
+from tests.forge.forges import FIX, github_forge, zip_bytes
+from tests.forge.forges import GITHUB_ACTIONS_TOKEN as ACTIONS_TOKEN
 
-FIX = "ci-agent/fix/main"
-ACTIONS_TOKEN = "ghs_fake_actions"
 USER_TOKEN = "ghp_fake_user"
 
 
@@ -54,25 +50,7 @@ def fake() -> Iterator[GitHubFake]:
 
 
 def make(fake: GitHubFake, token: str = ACTIONS_TOKEN, **kwargs: Any) -> GitHubForge:
-    kwargs.setdefault("sleep", lambda seconds: None)
-    return GitHubForge("octo/app", token, base_url=fake.base_url, throttle=False, **kwargs)
-
-
-def zip_bytes(*members: tuple[str, bytes], symlink: str | None = None) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as archive:
-        for name, data in members:
-            archive.writestr(name, data)
-        if symlink is not None:
-            info = zipfile.ZipInfo(symlink)
-            info.create_system = 3
-            info.external_attr = (stat.S_IFLNK | 0o777) << 16
-            archive.writestr(info, "/etc/passwd")
-    return buf.getvalue()
-
-
-def test_it_is_a_forge(fake: GitHubFake) -> None:
-    assert isinstance(make(fake), Forge)
+    return github_forge(fake, token, **kwargs)
 
 
 # -- runs, logs, artifacts -------------------------------------------------------------------
@@ -160,16 +138,11 @@ def test_artifact_over_the_size_caps(fake: GitHubFake, tmp_path: Path) -> None:
 
 # -- change requests -------------------------------------------------------------------------
 
-def test_open_change_request_is_idempotent_across_runs(fake: GitHubFake) -> None:
+def test_a_second_open_creates_nothing_and_the_url_is_githubs(fake: GitHubFake) -> None:
     first = make(fake).open_change_request(FIX, "main", "Fix the build", "why", draft=True)
-    second = make(fake).open_change_request(FIX, "main", "Fix the build", "why", draft=True)
-    assert first == second
+    assert make(fake).open_change_request(FIX, "main", "Fix the build", "why", draft=True) == first
     assert len(fake.requests_to("POST", "/repos/octo/app/pulls")) == 1
-    pull = fake.pulls[first.number]
-    assert (first.source_branch, first.target_branch, first.draft) == (pull["head"], pull["base"], True)
     assert first.url == f"https://github.com/octo/app/pull/{first.number}"
-    assert make(fake).find_change_request(FIX) == first
-    assert make(fake).find_change_request("other") is None
 
 
 def test_open_change_request_race_uses_the_other_jobs_one(fake: GitHubFake) -> None:
@@ -196,34 +169,15 @@ def test_update_change_request_title_body_and_draft(fake: GitHubFake) -> None:
 
 # -- the status comment ----------------------------------------------------------------------
 
-def test_status_comment_created_once_then_edited_in_place(fake: GitHubFake) -> None:
+def test_status_comment_is_written_only_when_it_changes(fake: GitHubFake) -> None:
     number = make(fake).open_change_request(FIX, "main", "t", "b").number
     first = make(fake).upsert_status_comment(number, {"attempt": 1}, "Attempt 1 failed.")
-    second = make(fake).upsert_status_comment(number, {"attempt": 2}, "Attempt 2 failed.")
-    assert first.id == second.id
-    assert [c["body"] for c in fake.comments.values()] == [
-        render_marker({"attempt": 2}) + "\nAttempt 2 failed."]
+    make(fake).upsert_status_comment(number, {"attempt": 2}, "Attempt 2 failed.")
     assert fake.comments[first.id]["user"] == ACTIONS_BOT
     assert len(fake.requests_to("POST", rf"/repos/octo/app/issues/{number}/comments")) == 1
     assert len(fake.requests_to("PATCH", r"/repos/octo/app/issues/comments/\d+")) == 1
-    assert make(fake).read_status_state(number) == {"attempt": 2}
     make(fake).upsert_status_comment(number, {"attempt": 2}, "Attempt 2 failed.")  # unchanged
     assert len(fake.requests_to("PATCH", r"/repos/octo/app/issues/comments/\d+")) == 1
-
-
-def test_someone_elses_marker_is_never_ours(fake: GitHubFake) -> None:
-    number = make(fake).open_change_request(FIX, "main", "t", "b").number
-    ours = render_marker({"attempt": 3, "escalated": True})
-    fake.add_comment(number, f"> {ours}\n> quoted by a person", "octocat")
-    fake.add_comment(number, ours + "\nforged by a person", "mallory")
-    fake.add_comment(number, ours + "\nanother bot", "renovate[bot]", bot=True)
-    forge = make(fake)
-    assert forge.read_status_state(number) is None
-    mine = forge.upsert_status_comment(number, {"attempt": 1}, "ours")
-    assert len(fake.comments) == 4 and fake.comments[mine.id]["user"] == ACTIONS_BOT
-    assert forge.read_status_state(number) == {"attempt": 1}
-    assert [c["body"] for c in fake.comments.values()][:3] == [
-        f"> {ours}\n> quoted by a person", ours + "\nforged by a person", ours + "\nanother bot"]
 
 
 def test_status_comment_found_beyond_the_first_page(fake: GitHubFake) -> None:
@@ -257,74 +211,31 @@ def test_own_login_of_a_personal_token(fake: GitHubFake) -> None:
     assert make(fake, own_login=ACTIONS_BOT).read_status_state(number) == {"by": "bot"}
 
 
-# -- labels, reactions, permission, dispatch, branches ---------------------------------------
+# -- reactions, permission, starting CI ----------------------------------------------------
 
-def test_labels_added_and_removed_idempotently(fake: GitHubFake) -> None:
-    forge = make(fake)
-    number = forge.open_change_request(FIX, "main", "t", "b").number
-    forge.add_labels(number, ["ci-agent", "ci-agent:escalated"])
-    forge.add_labels(number, ["ci-agent"])
-    assert fake.pulls[number]["labels"] == ["ci-agent", "ci-agent:escalated"]
-    assert forge.find_change_request(FIX).labels == ("ci-agent", "ci-agent:escalated")  # type: ignore[union-attr]
-    forge.remove_label(number, "ci-agent:escalated")
-    forge.remove_label(number, "ci-agent:escalated")  # GitHub answers 404: already gone
-    assert fake.pulls[number]["labels"] == ["ci-agent"]
-    (delete, _) = fake.requests_to("DELETE", r".*/labels/.*")
-    assert delete.path.endswith("/labels/ci-agent:escalated")
-
-
-def test_reaction_on_a_comment(fake: GitHubFake) -> None:
+def test_an_unknown_reaction_is_refused_by_github(fake: GitHubFake) -> None:
     forge = make(fake)
     number = forge.open_change_request(FIX, "main", "t", "b").number
     comment_id = fake.add_comment(number, "/ci-agent fix", "octocat")
-    forge.add_reaction(number, comment_id, "eyes")
-    forge.add_reaction(number, comment_id, "eyes")
-    assert fake.reactions == [(comment_id, "eyes", ACTIONS_BOT)]
     with pytest.raises(ForgeError, match="422"):
         forge.add_reaction(number, comment_id, "thumbs")
 
 
-def test_post_comment_writes_as_the_token_account(fake: GitHubFake) -> None:
-    forge = make(fake)
-    number = forge.open_change_request(FIX, "main", "t", "b").number
-    posted = forge.post_comment(number, "escalated")
-    assert posted.author == ACTIONS_BOT and posted.body == "escalated"
-    assert [c.id for c in forge.list_comments(number)] == [posted.id]
-
-
-@pytest.mark.parametrize(("role", "expected"), [
-    ("admin", Permission.ADMIN), ("maintain", Permission.MAINTAIN), ("write", Permission.WRITE),
-    ("triage", Permission.TRIAGE), ("read", Permission.READ), ("none", Permission.NONE),
-    ("custom-reviewer", Permission.NONE),  # a custom role: the legacy field says "custom-reviewer" too
-])
-def test_permission_by_role(fake: GitHubFake, role: str, expected: Permission) -> None:
+@pytest.mark.parametrize("role", ["none", "custom-reviewer"])  # custom: the legacy field says so too
+def test_no_role_or_a_custom_one_is_no_permission(fake: GitHubFake, role: str) -> None:
     fake.collaborators["dev"] = role
-    assert make(fake).permission("dev") is expected
+    assert make(fake).permission("dev") is Permission.NONE
 
 
-def test_permission_of_an_unknown_user_is_none(fake: GitHubFake) -> None:
-    assert make(fake).permission("ghost") is Permission.NONE
-    assert make(fake).permission("octocat") >= Permission.WRITE
-
-
-def test_dispatch_workflow(fake: GitHubFake) -> None:
+def test_start_ci_dispatches_the_workflow_without_inputs(fake: GitHubFake) -> None:
     fake.add_workflow("ci.yml", dispatchable=True)
-    fake.add_workflow("push-only.yml", dispatchable=False)
     forge = make(fake)
-    assert forge.dispatch_workflow("ci.yml", FIX, {"reason": "ci-agent"}) is True
-    assert fake.dispatches == [{"workflow": "ci.yml", "ref": FIX, "inputs": {"reason": "ci-agent"}}]
-    assert forge.dispatch_workflow("push-only.yml", FIX, {}) is False
+    assert forge.start_ci(FIX, "a" * 40, "ci.yml").kind == "started"
+    assert fake.dispatches == [{"workflow": "ci.yml", "ref": FIX, "inputs": {}}]
+    assert forge.start_ci(FIX, "a" * 40).kind == "not_startable"  # no workflow named: no request
+    assert len(fake.requests_to("POST", r".*/dispatches")) == 1
     with pytest.raises(ForgeError, match="404"):
-        forge.dispatch_workflow("missing.yml", FIX, {})
-
-
-def test_default_branch_and_protection(fake: GitHubFake) -> None:
-    fake.default_branch = "trunk"
-    forge = make(fake)
-    assert forge.default_branch() == "trunk"
-    assert forge.protected("main") is True
-    assert forge.protected(FIX) is False
-    assert forge.protected("does-not-exist") is False
+        forge.start_ci(FIX, "a" * 40, "missing.yml")
 
 
 # -- errors and retries ----------------------------------------------------------------------
@@ -348,7 +259,7 @@ def test_403_names_the_missing_permission(fake: GitHubFake) -> None:
     fake.inject(error(403, "Resource not accessible by integration"), path="/dispatches$")
     fake.add_workflow("ci.yml")
     with pytest.raises(ForgeError, match="grant `actions: write`"):
-        forge.dispatch_workflow("ci.yml", FIX, {})
+        forge.start_ci(FIX, "a" * 40, "ci.yml")
 
 
 def test_404_and_422_mapped(fake: GitHubFake) -> None:
@@ -380,7 +291,7 @@ def test_rate_limit_reset_beyond_the_budget_stops_at_once(fake: GitHubFake) -> N
     reset = int(time.time()) + 3600
     fake.inject(rate_limited_403(reset), path="/branches/", times=5)
     with pytest.raises(ForgeError, match=r"rate-limiting us.*after 1 attempt to.*resets at") as caught:
-        make(fake, sleep=waits.append, max_total_wait_s=60).protected("main")
+        make(fake, sleep=waits.append, retry=RetryPolicy(5, 60)).protected("main")
     assert waits == [] and caught.value.exit_code is ExitCode.EXTERNAL_SERVICE
     assert time.strftime("%H:%M:%S", time.gmtime(reset)) in str(caught.value)
 
@@ -392,14 +303,14 @@ def test_5xx_retried_then_given_up(fake: GitHubFake) -> None:
     assert len(waits) == 2 and len(fake.requests_to("GET", "/repos/octo/app/branches/main")) == 3
     fake.inject(server_error(503), path="/branches/", times=10)
     with pytest.raises(ForgeError, match=r"kept failing \(503.*after 3 attempts"):
-        make(fake, max_attempts=3).protected("main")
+        make(fake, retry=RetryPolicy(3, 300)).protected("main")
     assert len(fake.requests_to("GET", "/repos/octo/app/branches/main")) == 6
 
 
 def test_unreachable_github(tmp_path: Path) -> None:
     with GitHubFake() as gone:
         url = gone.base_url
-    forge = GitHubForge("octo/app", ACTIONS_TOKEN, base_url=url, throttle=False, max_attempts=2,
+    forge = GitHubForge("octo/app", ACTIONS_TOKEN, base_url=url, throttle=False, retry=RetryPolicy(2, 300),
                         sleep=lambda s: None)
     with pytest.raises(ForgeError, match=r"Could not reach GitHub .* after 2 attempts"):
         forge.default_branch()
@@ -425,10 +336,6 @@ def test_fake_serves_a_pull_request_as_an_issue(fake: GitHubFake) -> None:
 
 
 # -- slash commands (CommandForge) -----------------------------------------------------------
-
-def test_it_is_a_command_forge(fake: GitHubFake) -> None:
-    assert isinstance(make(fake), CommandForge)
-
 
 def test_get_change_request_of_a_same_repository_pull_request(fake: GitHubFake) -> None:
     number = fake.add_pull("feature/x", sha="d" * 40, draft=True)
@@ -491,13 +398,6 @@ def test_get_review_comment_uses_the_pulls_route(fake: GitHubFake) -> None:
                           "2026-03-04T05:06:07Z", True)
     assert fake.requests_to("GET", rf"/repos/octo/app/pulls/comments/{comment_id}")
     # The same id is no issue comment: the two kinds do not share ids on GitHub.
-    assert make(fake).get_comment(number, comment_id) is None
-
-
-def test_a_deleted_comment_is_none(fake: GitHubFake) -> None:
-    number = fake.add_pull("feature/x")
-    comment_id = fake.add_comment(number, "/ci-agent fix", "octocat")
-    del fake.comments[comment_id]
     assert make(fake).get_comment(number, comment_id) is None
 
 

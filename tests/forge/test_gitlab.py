@@ -8,11 +8,8 @@ read back, and retries are counted as requests the fake received.
 from __future__ import annotations
 
 import dataclasses
-import io
-import stat
 import subprocess
 import time
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,31 +17,24 @@ from typing import Any
 import gitlab
 import pytest
 
-from ci_agent.engine.forge import Forge, Limits, Permission, PipelineStarter, parse_marker
+from ci_agent.engine.forge import Limits, Permission, parse_marker
 from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.platforms.gitlab.forge import JOB_TOKEN_LOGIN, GitLabForge
 from ci_agent.platforms.gitlab.http import access_permission, asked_wait, message_of, titled, wildcard
+from ci_agent.retry import RetryPolicy
 from tests.fakes.gitlab_fake import FakeJob, Fault, GitLabFake, Reply, error, rate_limited, server_error
+from tests.forge.forges import FIX, bare_origin, gitlab_forge, zip_bytes
 
 MAINT = "glpat-maint"
 BOT = "glpat-bot"
 BOT_USER = "project_42_bot_abc"
 JOB = "job-token-1"
-FIX = "ci-agent/fix/main"
 
 
 @pytest.fixture
 def origin(tmp_path: Path) -> Path:
     """A bare repository with `main` and the fix branch, as the MR and pipeline checks need."""
-    bare, work = tmp_path / "origin.git", tmp_path / "work"
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
-    subprocess.run([*git, "-C", str(work), "commit", "-q", "--allow-empty", "-m", "init"], check=True)
-    for branch in ("main", FIX):
-        subprocess.run(["git", "-C", str(work), "push", "-q", str(bare), f"HEAD:refs/heads/{branch}"],
-                       check=True)
-    return bare
+    return bare_origin(tmp_path)[0]
 
 
 @pytest.fixture
@@ -55,30 +45,7 @@ def fake(origin: Path) -> Iterator[GitLabFake]:
 
 
 def make(fake: GitLabFake, token: str = BOT, **kwargs: Any) -> GitLabForge:
-    kwargs.setdefault("sleep", lambda seconds: None)
-    if token == JOB:
-        kwargs.setdefault("token_kind", "job")
-    return GitLabForge(kwargs.pop("project", "acme/shop"), token, url=fake.url, **kwargs)
-
-
-def zip_bytes(*members: tuple[str, bytes], symlink: str | None = None) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as archive:
-        for name, data in members:
-            archive.writestr(name, data)
-        if symlink is not None:
-            info = zipfile.ZipInfo(symlink)
-            info.create_system = 3
-            info.external_attr = (stat.S_IFLNK | 0o777) << 16
-            archive.writestr(info, "/etc/passwd")
-    return buf.getvalue()
-
-
-def test_it_is_a_forge_and_starts_pipelines(fake: GitLabFake) -> None:
-    forge = make(fake)
-    assert isinstance(forge, Forge) and isinstance(forge, PipelineStarter)
-    assert forge.dispatch_workflow("ci.yml", "main", {}) is False  # GitLab has no workflow_dispatch
-    assert fake.requests == []
+    return gitlab_forge(fake, token, **kwargs)
 
 
 # -- pipelines, logs, artifacts -------------------------------------------------------------
@@ -98,13 +65,10 @@ def test_failed_jobs_across_pages_allow_failure_named(fake: GitLabFake) -> None:
     assert all(r.query["scope[]"] == "failed" for r in pages)
 
 
-def test_job_log_streamed_and_token_masked_in_the_record(fake: GitLabFake, tmp_path: Path) -> None:
-    job = FakeJob("build / linux", "failed", b"error CS1002\n")
-    pid = fake.add_pipeline("main", "a" * 40, "failed", [job])
+def test_job_log_request_is_recorded_with_the_token_masked(fake: GitLabFake, tmp_path: Path) -> None:
+    pid = fake.add_pipeline("main", "a" * 40, "failed", [FakeJob("build / linux", "failed", b"error\n")])
     (job_id,) = fake.job_ids(pid)
-    log = make(fake).download_job_log(job_id, tmp_path / "logs")
-    assert log.name == "build / linux" and not log.truncated and log.job_id == job_id
-    assert log.text_path.parent == tmp_path / "logs" and log.text_path.read_bytes() == b"error CS1002\n"
+    make(fake).download_job_log(job_id, tmp_path / "logs")
     (trace,) = fake.requests_to("GET", rf"/projects/acme/shop/jobs/{job_id}/trace")
     assert trace.headers["private-token"] == "[MASKED]" and trace.user == BOT_USER
 
@@ -233,43 +197,25 @@ def test_update_change_request_title_body_and_draft(fake: GitLabFake) -> None:
     assert len(fake.requests_to("PUT", rf"/projects/acme/shop/merge_requests/{number}")) == puts
 
 
-def test_labels_added_and_removed_idempotently(fake: GitLabFake) -> None:
-    forge = make(fake)
-    number = forge.open_change_request(FIX, "main", "Fix", "").number
-    forge.add_labels(number, ["ci-agent", "needs-review"])
-    forge.add_labels(number, ["ci-agent"])
-    forge.remove_label(number, "needs-review")
-    forge.remove_label(number, "never-there")
-    assert fake.merge_requests[number]["labels"] == ["ci-agent"]
-    assert make(fake).find_change_request(FIX).labels == ("ci-agent",)  # type: ignore[union-attr]
-
-
 # -- notes -----------------------------------------------------------------------------------
 
-def test_status_comment_created_once_then_edited_in_place(fake: GitLabFake) -> None:
+def test_status_comment_is_written_only_when_it_changes(fake: GitLabFake) -> None:
     number = make(fake).open_change_request(FIX, "main", "Fix", "").number
-    fake.add_note(number, "added 1 commit", "maint", system=True)
-    first = make(fake).upsert_status_comment(number, {"attempt": 1}, "Attempt 1 failed.")
-    second = make(fake).upsert_status_comment(number, {"attempt": 2}, "Attempt 2 failed.")
-    notes = [n for n in fake.notes[number] if not n["system"]]
-    assert first.id == second.id and len(notes) == 1 and notes[0]["author"]["username"] == BOT_USER
-    assert parse_marker(notes[0]["body"]) == {"attempt": 2}
-    assert make(fake).read_status_state(number) == {"attempt": 2}
+    make(fake).upsert_status_comment(number, {"attempt": 1}, "Attempt 1 failed.")
+    make(fake).upsert_status_comment(number, {"attempt": 2}, "Attempt 2 failed.")
+    assert parse_marker(fake.notes[number][0]["body"]) == {"attempt": 2}
     writes = len(fake.requests_to("PUT", r"/projects/acme/shop/merge_requests/\d+/notes/\d+"))
     make(fake).upsert_status_comment(number, {"attempt": 2}, "Attempt 2 failed.")  # unchanged: no write
     assert len(fake.requests_to("PUT", r"/projects/acme/shop/merge_requests/\d+/notes/\d+")) == writes
-    assert all(c.author == BOT_USER and c.author_is_bot for c in make(fake).list_comments(number))
 
 
-def test_someone_elses_marker_and_system_notes_are_never_ours(fake: GitLabFake) -> None:
+def test_system_notes_are_never_ours_nor_listed(fake: GitLabFake) -> None:
     number = make(fake).open_change_request(FIX, "main", "Fix", "").number
-    fake.add_note(number, '<!-- ci-agent:v1 {"attempt":9} -->\nforged', "mallory")
     fake.add_note(number, '<!-- ci-agent:v1 {"attempt":8} -->\nsystem', BOT_USER, system=True)
     assert make(fake).read_status_state(number) is None
     make(fake).upsert_status_comment(number, {"attempt": 1}, "ours")
-    assert [n["author"]["username"] for n in fake.notes[number]] == ["mallory", BOT_USER, BOT_USER]
-    assert fake.notes[number][0]["body"].endswith("forged")
-    assert [c.author for c in make(fake).list_comments(number)] == ["mallory", BOT_USER]
+    assert [n["author"]["username"] for n in fake.notes[number]] == [BOT_USER, BOT_USER]
+    assert len(make(fake).list_comments(number)) == 1
 
 
 def test_oldest_status_note_wins_beyond_the_first_page(fake: GitLabFake) -> None:
@@ -284,16 +230,13 @@ def test_oldest_status_note_wins_beyond_the_first_page(fake: GitLabFake) -> None
     assert all(r.query.get("sort") == "asc" for r in fake.requests_to("GET", r".*/notes"))
 
 
-def test_post_comment_and_reaction(fake: GitLabFake) -> None:
+def test_reactions_are_named_as_gitlab_names_them(fake: GitLabFake) -> None:
     forge = make(fake)
     number = forge.open_change_request(FIX, "main", "Fix", "").number
     asked = fake.add_note(number, "/ci-agent retry", "maint")
-    forge.add_reaction(number, asked, "eyes")
-    forge.add_reaction(number, asked, "eyes")  # already awarded: GitLab says 404 "taken"; fine
     forge.add_reaction(number, asked, "+1")
-    assert fake.award_emoji == [(number, asked, "eyes", BOT_USER), (number, asked, "thumbsup", BOT_USER)]
-    posted = forge.post_comment(number, "I give up.")
-    assert (posted.author, posted.body, posted.author_is_bot) == (BOT_USER, "I give up.", True)
+    assert fake.award_emoji == [(number, asked, "thumbsup", BOT_USER)]
+    assert forge.post_comment(number, "I give up.").author_is_bot  # a project access token's user
     with pytest.raises(ForgeError, match="404"):
         forge.add_reaction(number, 123456)
 
@@ -317,10 +260,9 @@ def test_permission_by_access_level(fake: GitLabFake, level: int, expected: Perm
     assert make(fake).permission("Alice") is expected
 
 
-def test_permission_of_a_non_member_is_none(fake: GitLabFake) -> None:
-    fake.add_user("outsider", None)
+def test_access_levels_beyond_the_roles(fake: GitLabFake) -> None:
+    fake.add_user("outsider", None)  # a user, but not a member
     assert make(fake).permission("outsider") is Permission.NONE
-    assert make(fake).permission("nobody-at-all") is Permission.NONE
     assert access_permission(None) is Permission.NONE and access_permission(60) is Permission.ADMIN
 
 
@@ -417,13 +359,13 @@ def test_429_without_retry_after_waits_for_the_reset() -> None:
 def test_rate_limit_beyond_the_wait_budget_stops_at_once(fake: GitLabFake) -> None:
     fake.add_fault(Fault(rate_limited(None, reset_epoch=int(time.time()) + 3600), times=5))
     with pytest.raises(ForgeError, match=r"kept rate-limiting us \(429 Retry later\) after 1 attempt to"):
-        make(fake, max_total_wait_s=60).failed_jobs(1)
+        make(fake, retry=RetryPolicy(5, 60)).failed_jobs(1)
     assert len(fake.requests) == 1
 
 
 def test_5xx_retried_then_given_up(fake: GitLabFake) -> None:
     fake.add_fault(Fault(server_error(502), times=10))
-    forge = make(fake, max_attempts=3)
+    forge = make(fake, retry=RetryPolicy(3, 300))
     with pytest.raises(ForgeError, match=r"kept failing \(502 Bad Gateway\) after 3 attempts to list"):
         forge.failed_jobs(1)
     assert len(fake.requests) == 3 and len(forge.waits) == 2
@@ -448,7 +390,7 @@ def test_writes_are_not_repeated_after_a_5xx_but_are_after_a_429(fake: GitLabFak
 def test_unreachable_gitlab() -> None:
     with GitLabFake() as gone:
         url = gone.url
-    forge = GitLabForge("acme/shop", BOT, url=url, sleep=lambda s: None, max_attempts=2)
+    forge = GitLabForge("acme/shop", BOT, url=url, sleep=lambda s: None, retry=RetryPolicy(2, 300))
     with pytest.raises(ForgeError, match=r"reach GitLab at http://127\.0\.0\.1:\d+ .* after 2 attempts"):
         forge.default_branch()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_agent.platforms.github.forge import GitHubForge
+from ci_agent.retry import Waiting, waiting_as
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.fixtures import anthropic_fake
 from tests.github_scenarios.fake_site import SiteFake
@@ -21,14 +21,13 @@ MakeWorld = Callable[..., World]
 
 
 @pytest.fixture
-def forge_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """GitHubForge without PyGithub's request spacing (the fake needs none) and with its retry
-    waits recorded instead of slept: what it chose is read back, no test sleeps."""
+def forge_waits() -> Iterator[list[float]]:
+    """Every client built in the test runs without PyGithub's request spacing (the fake needs
+    none) and with its retry waits recorded instead of slept: what it chose is read back, no test
+    sleeps."""
     waits: list[float] = []
-    defaults = dict(GitHubForge.__init__.__kwdefaults__ or {})
-    defaults.update(throttle=False, sleep=waits.append)
-    monkeypatch.setattr(GitHubForge.__init__, "__kwdefaults__", defaults)
-    return waits
+    with waiting_as(Waiting(sleep=waits.append, pace=False)):
+        yield waits
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from ci_agent.engine.forge import CommandForge
 from ci_agent.errors import ForgeError
 from ci_agent.platforms.gitlab.forge import GitLabForge
 from ci_agent.relay import CURSOR_VARIABLE, format_time, parse_time
 from tests.fakes.gitlab_fake import FakeJob, Fault, GitLabFake, not_found
+from tests.forge.forges import gitlab_forge
 
 MAINT, BOT, JOB = "glpat-maint", "glpat-bot", "job-token-1"
 BOT_USER = "project_42_bot_abc"
@@ -28,14 +28,7 @@ def fake() -> Iterator[GitLabFake]:
 
 
 def make(fake: GitLabFake, token: str = BOT, **kwargs: Any) -> GitLabForge:
-    kwargs.setdefault("sleep", lambda seconds: None)
-    if token == JOB:
-        kwargs.setdefault("token_kind", "job")
-    return GitLabForge("acme/shop", token, url=fake.url, **kwargs)
-
-
-def test_it_is_a_command_forge(fake: GitLabFake) -> None:
-    assert isinstance(make(fake), CommandForge)
+    return gitlab_forge(fake, token, **kwargs)
 
 
 def test_get_change_request_has_head_fork_and_state(fake: GitLabFake) -> None:

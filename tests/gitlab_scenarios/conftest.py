@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ci_agent.retry import Waiting, waiting_as
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.fixtures import anthropic_fake
 from tests.fakes.gitlab_fake import GitLabFake
@@ -20,16 +21,12 @@ MakeWorld = Callable[..., World]
 
 
 @pytest.fixture
-def forge_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """GitLabForge with its retry waits recorded instead of slept: what it chose is read back,
-    no test sleeps."""
-    from ci_agent.platforms.gitlab.forge import GitLabForge
-
+def forge_waits() -> Iterator[list[float]]:
+    """Every client built in the test records its retry waits instead of sleeping them: what it
+    chose is read back, no test sleeps."""
     waits: list[float] = []
-    defaults = dict(GitLabForge.__init__.__kwdefaults__ or {})
-    defaults.update(sleep=waits.append)
-    monkeypatch.setattr(GitLabForge.__init__, "__kwdefaults__", defaults)
-    return waits
+    with waiting_as(Waiting(sleep=waits.append)):
+        yield waits
 
 
 @pytest.fixture

@@ -92,7 +92,7 @@ class GitHubPlatform:
         workflow = self.inputs.ci_workflow
         dispatched: bool | None = None
         if actions and workflow:
-            dispatched = forge.dispatch_workflow(workflow, fix_branch, {})
+            dispatched = forge.start_ci(fix_branch, commit, workflow).kind == "started"
         return texts.ci_note(actions, workflow, dispatched, fix_branch)
 
 

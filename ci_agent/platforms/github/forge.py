@@ -1,78 +1,45 @@
-"""`Forge` over PyGithub: the only module that imports `github`.
-
-PyGithub's own retries and throttling are off (`retry=None`): tenacity retries here so the policy
-is ours and visible — 429, 403 with `x-ratelimit-remaining: 0` or a secondary-rate-limit message,
-5xx and dropped connections are retried, honouring `retry-after` and `x-ratelimit-reset`, within a
-bounded number of attempts and a bounded total wait. Everything else becomes one `ForgeError`
-sentence naming what we tried and, for a 403, the permission the token lacks.
+"""`Forge` and `CommandForge` over PyGithub: with `forge_calls` and `forge_runs`, the only modules
+that import `github`. Every request goes through `GitHubCalls.call` (retries, one sentence per
+failure); Actions runs, logs, artifacts and dispatches are in `forge_runs`.
 
 Slash commands (`CommandForge`): the 👀 reaction is the durable "handled" mark. GitHub answers
 `POST .../reactions` with 201 when it created the reaction and 200 when this account had already
 put it there, so `claim` reads the status itself (PyGithub's `create_reaction` hides it).
-
-Job logs and artifact zips: GitHub answers the API request with a 302 to a short-lived storage
-URL. PyGithub does not follow it for us (`WorkflowJob.logs_url()` returns the `Location`), which is
-what we want: the storage URL is fetched without our token, streamed to disk under a size cap.
 """
 
 from __future__ import annotations
 
-import http.client
-import random
-import tempfile
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-import github
-import requests
-from github import Auth, Github, GithubException
 from github.CommitComment import CommitComment
 from github.GithubObject import NotSet
+from github.Issue import Issue
 from github.IssueComment import IssueComment
 from github.PullRequest import PullRequest
-from tenacity import RetryCallState, Retrying, retry_if_exception
 
-from ci_agent.engine.forge import (
-    Artifact,
-    ChangeRequest,
-    Comment,
-    Job,
-    JobLog,
-    Limits,
-    Permission,
-    duplicate_of,
-    parse_marker,
-    pick_status_comment,
-    status_body,
-)
-from ci_agent.errors import ForgeError, StatusForgeError, status_of
-from ci_agent.platforms.download import UnsafeArchive, extract_zip, safe_name, stream_to_file
+from ci_agent.engine.forge import ChangeRequest, Comment, Limits, Permission, StatusComment, open_or_theirs
+from ci_agent.errors import ForgeError, status_of
+from ci_agent.platforms.github.forge_calls import GitHubCalls
+from ci_agent.platforms.github.forge_runs import GitHubRuns
 from ci_agent.platforms.github.http import (
-    asked_wait,
-    attempts_text,
     comment_from_json,
     comment_number,
-    is_rate_limited,
     iso_utc,
     json_or_none,
-    sentence,
 )
+from ci_agent.retry import FORGE_RETRY, RetryPolicy, Sleep, Waiting, current_waiting
 
-T = TypeVar("T")
 DEFAULT_BASE_URL = "https://api.github.com"
+DEFAULT_TIMEOUT_S = 30
 # Comments made with GITHUB_TOKEN are authored by this account; `GET /user` is refused for it.
 ACTIONS_BOT = "github-actions[bot]"
-FAILED_CONCLUSIONS = frozenset({"failure", "timed_out", "startup_failure"})
-_CHUNK = 1024 * 1024
 
 
-class GitHubForge:
-    """One repository on GitHub (or GHES via `base_url`). `sleep` is injectable for tests."""
+class GitHubForge(GitHubRuns):
+    """One repository on GitHub (or GHES via `base_url`); its base holds the Actions methods
+    (`forge_runs`)."""
 
     def __init__(
         self,
@@ -83,92 +50,23 @@ class GitHubForge:
         own_login: str | None = None,
         limits: Limits | None = None,
         per_page: int = 100,
-        timeout_s: int = 30,
-        max_attempts: int = 5,
-        max_total_wait_s: float = 300,
+        timeout_s: int | None = None,
+        retry: RetryPolicy = FORGE_RETRY,
         throttle: bool = True,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Sleep | None = None,
+        waiting: Waiting | None = None,
     ) -> None:
-        self._repository = repository
+        """`waiting` (default: the installed one, `ci_agent.retry`) says how to sleep, pace and
+        time out; `sleep` and `timeout_s`, when given, override it for this forge, and
+        `throttle=False` turns its pacing off (CI_AGENT_GITHUB_THROTTLE=0)."""
+        how = waiting or current_waiting()
+        super().__init__(GitHubCalls(repository, token, base_url=base_url, per_page=per_page,
+                                     timeout_s=timeout_s or how.forge_timeout_s or DEFAULT_TIMEOUT_S,
+                                     policy=retry, sleep=sleep or how.sleep, pace=throttle and how.pace),
+                         limits or Limits())
         self._owner = repository.split("/", 1)[0]
-        self._base_url = base_url.rstrip("/")
-        # GitHub's advice against secondary rate limits: space requests, and writes more so.
-        self._gh = Github(
-            base_url=self._base_url, auth=Auth.Token(token), retry=None, per_page=per_page,
-            timeout=timeout_s, lazy=True,
-            seconds_between_requests=0.25 if throttle else None,
-            seconds_between_writes=1.0 if throttle else None,
-        )
-        self._repo = self._gh.get_repo(repository)  # lazy: no request until needed
         self._own_login = own_login
-        self._limits = limits or Limits()
-        self._timeout_s = timeout_s
-        self._attempts = max(1, max_attempts)
-        self._max_total_wait_s = max_total_wait_s
-        self._sleep = sleep
-        self.waits: list[float] = []  # every delay chosen between attempts, in order
-
-    # -- runs, logs, artifacts ---------------------------------------------------------------
-
-    def failed_jobs(self, run_id: int) -> list[Job]:
-        def fetch() -> list[Job]:
-            run = self._repo.get_workflow_run(run_id)
-            return [Job(j.id, j.name, j.conclusion or "") for j in run.jobs("latest")
-                    if j.conclusion in FAILED_CONCLUSIONS]
-        return self._call(f"list the jobs of run {run_id}", "actions: read", fetch)
-
-    def download_job_log(self, job_id: int, dest: Path) -> JobLog:
-        dest.mkdir(parents=True, exist_ok=True)
-
-        def fetch() -> JobLog:
-            job = self._repo.get_workflow_job(job_id)
-            path = dest / f"{job_id}-{safe_name(job.name, 'job')}.log"
-            with self._storage(_location(job.logs_url)) as chunks:
-                truncated = stream_to_file(chunks, path, self._limits.max_log_bytes)
-            return JobLog(job_id, job.name, path, truncated)
-        return self._call(f"download the log of job {job_id}", "actions: read", fetch)
-
-    def download_artifacts(self, run_id: int, dest: Path, jobs: Sequence[int] | None = None
-                           ) -> list[Artifact]:
-        # An Actions artifact belongs to the run, not to a job: `jobs` cannot narrow it.
-        listed = self._call(
-            f"list the artifacts of run {run_id}", "actions: read",
-            lambda: [(a.name, a.archive_download_url, a.expired)
-                     for a in self._repo.get_workflow_run(run_id).get_artifacts()])
-        results: list[Artifact] = []
-        taken: set[str] = set()
-        for name, url, expired in listed:
-            folder = safe_name(name, "artifact")
-            while folder in taken:
-                folder += "_"
-            taken.add(folder)
-            if expired:
-                results.append(Artifact(name, None, "the artifact has expired"))
-                continue
-            results.append(self._download_artifact(name, url, dest / folder))
-        return results
-
-    def _download_artifact(self, name: str, url: str, target: Path) -> Artifact:
-        with tempfile.TemporaryDirectory(prefix="ci-agent-artifact-") as tmp:
-            zip_path = Path(tmp) / "artifact.zip"
-
-            def fetch() -> bool:
-                with self._storage(_location(
-                        lambda: self._gh.requester.requestBlobAndCheck("GET", url)[0]["location"])) as chunks:
-                    return stream_to_file(chunks, zip_path, self._limits.max_archive_bytes)
-            if self._call(f"download artifact {name!r}", "actions: read", fetch):
-                return Artifact(name, None, f"the zip is larger than {self._limits.max_archive_bytes} bytes")
-            try:
-                extract_zip(zip_path, target, self._limits)
-            except UnsafeArchive as error:
-                return Artifact(name, None, f"refused: {error}")
-        return Artifact(name, target)
-
-    def _storage(self, url: str) -> _Stream:
-        """The short-lived storage URL a 302 pointed at: fetched without our token."""
-        if urllib.parse.urlparse(url).scheme not in {"http", "https"}:
-            raise ForgeError(f"GitHub redirected a download to an unsupported URL scheme: {url[:80]!r}.")
-        return _Stream(urllib.request.urlopen(url, timeout=self._timeout_s))
+        self.waits = self._api.retrier.waits  # every delay chosen between attempts, in order
 
     # -- change requests ---------------------------------------------------------------------
 
@@ -178,11 +76,11 @@ class GitHubForge:
             found = self._find_open(source_branch)
             if found is None and include_closed:
                 # newest first: the last decision a person made about this branch
-                pulls = self._repo.get_pulls(state="all", head=head, sort="created", direction="desc")
+                pulls = self._api.repo.get_pulls(state="all", head=head, sort="created", direction="desc")
                 found = next((_change_request(p) for p in pulls), None)
             return found
-        return self._call(f"find the pull request of branch {source_branch!r}",
-                          "pull-requests: read", fetch)
+        return self._api.call(f"find the pull request of branch {source_branch!r}",
+                              "pull-requests: read", fetch)
 
     def open_change_request(self, source: str, target: str, title: str, body: str,
                             draft: bool = True) -> ChangeRequest:
@@ -193,26 +91,22 @@ class GitHubForge:
             found = self._find_open(source)
             if found is not None:
                 return found
-            return _change_request(self._repo.create_pull(base=target, head=source, title=title, body=body,
-                                                          draft=draft))
-        try:
-            return self._call(f"open a pull request from {source!r} into {target!r}", "pull-requests: write",
-                              look_up_then_create)
-        except ForgeError as error:
-            # Another job opened it between our search and our create: use theirs.
-            again = self.find_change_request(source) if status_of(error) == 422 else None
-            if again is None:
-                raise
-            return again
+            return _change_request(self._api.repo.create_pull(base=target, head=source, title=title,
+                                                              body=body, draft=draft))
+        def open_() -> ChangeRequest:
+            return self._api.call(f"open a pull request from {source!r} into {target!r}",
+                                  "pull-requests: write", look_up_then_create)
+        # Another job may open it between our search and our create (422): then we use theirs.
+        return open_or_theirs(open_, 422, lambda: self.find_change_request(source))
 
     def _find_open(self, source_branch: str) -> ChangeRequest | None:
         head = f"{self._owner}:{source_branch}"
-        return next((_change_request(p) for p in self._repo.get_pulls(state="open", head=head)), None)
+        return next((_change_request(p) for p in self._api.repo.get_pulls(state="open", head=head)), None)
 
     def update_change_request(self, number: int, title: str | None = None, body: str | None = None,
                               draft: bool | None = None) -> ChangeRequest:
         def update() -> ChangeRequest:
-            pull = self._repo.get_pull(number)
+            pull = self._api.repo.get_pull(number)
             if title is not None or body is not None:
                 pull.edit(title=NotSet if title is None else title, body=NotSet if body is None else body)
             if draft is not None and pull.draft != draft:
@@ -222,93 +116,88 @@ class GitHubForge:
                 else:
                     pull.mark_ready_for_review()
             return _change_request(pull)
-        return self._call(f"update pull request #{number}", "pull-requests: write", update)
+        return self._api.call(f"update pull request #{number}", "pull-requests: write", update)
 
     # -- comments, labels, reactions ---------------------------------------------------------
 
     def list_comments(self, number: int) -> list[Comment]:
-        return self._call(f"read the comments of #{number}", "pull-requests: read",
-                          lambda: [_comment(c) for c in self._repo.get_issue(number).get_comments()])
+        return self._api.call(f"read the comments of #{number}", "pull-requests: read",
+                              lambda: [_comment(c) for c in self._issue(number).get_comments()])
 
     def upsert_status_comment(self, number: int, marker: Mapping[str, Any], body: str) -> Comment:
-        text = status_body(marker, body)
-        mine = pick_status_comment(self.list_comments(number), self.own_login())
-        if mine is not None and mine.body == text:
-            return mine
+        return self._status(number).upsert(marker, body)
 
-        def edit(comment_id: int) -> Comment:
-            comment = self._issue_comment(comment_id)
-            comment.edit(text)
-            return _comment(comment)
+    def read_status_state(self, number: int) -> dict[str, Any] | None:
+        return self._status(number).state()
 
-        def create() -> Comment:
-            return _comment(self._repo.get_issue(number).create_comment(text))
+    def _status(self, number: int) -> StatusComment:
         what, needs = f"write the status comment on #{number}", "pull-requests: write"
-        if mine is not None:
-            return self._call(what, needs, lambda: edit(mine.id))
-        created = self._call(what, needs, create, idempotent=False)
-        older = duplicate_of(created, self.list_comments(number), self.own_login())
-        if older is None:
-            return created
-        self.delete_comment(number, created.id)
-        return self._call(what, needs, lambda: edit(older.id))
+
+        def edit(comment_id: int, text: str) -> Comment:
+            def once() -> Comment:
+                comment = self._issue_comment(comment_id)
+                comment.edit(text)
+                return _comment(comment)
+            return self._api.call(what, needs, once)
+
+        def create(text: str) -> Comment:
+            return self._api.call(what, needs, lambda: _comment(self._issue(number).create_comment(text)),
+                                  idempotent=False)
+        return StatusComment(lambda: self.list_comments(number), self.own_login, create, edit,
+                             lambda comment_id: self.delete_comment(number, comment_id))
 
     def delete_comment(self, number: int, comment_id: int) -> None:
         try:
-            self._call(f"delete comment {comment_id} of #{number}", "pull-requests: write",
-                       lambda: self._issue_comment(comment_id).delete())
+            self._api.call(f"delete comment {comment_id} of #{number}", "pull-requests: write",
+                           lambda: self._issue_comment(comment_id).delete())
         except ForgeError as error:
             if status_of(error) != 404:  # already gone: the state we want
                 raise
 
-    def read_status_state(self, number: int) -> dict[str, Any] | None:
-        mine = pick_status_comment(self.list_comments(number), self.own_login())
-        return None if mine is None else parse_marker(mine.body)
-
     def add_labels(self, number: int, labels: Sequence[str]) -> None:
         if labels:
-            self._call(f"label #{number}", "issues: write",
-                       lambda: self._repo.get_issue(number).add_to_labels(*labels))
+            self._api.call(f"label #{number}", "issues: write",
+                           lambda: self._issue(number).add_to_labels(*labels))
 
     def remove_label(self, number: int, label: str) -> None:
         try:
-            self._call(f"remove label {label!r} from #{number}", "issues: write",
-                       lambda: self._repo.get_issue(number).remove_from_labels(label))
+            self._api.call(f"remove label {label!r} from #{number}", "issues: write",
+                           lambda: self._issue(number).remove_from_labels(label))
         except ForgeError as error:
             if status_of(error) != 404:  # not there: already the state we want
                 raise
 
     def post_comment(self, number: int, body: str) -> Comment:
-        return self._call(f"comment on #{number}", "pull-requests: write",
-                          lambda: _comment(self._repo.get_issue(number).create_comment(body)),
-                          idempotent=False)
+        return self._api.call(f"comment on #{number}", "pull-requests: write",
+                              lambda: _comment(self._issue(number).create_comment(body)),
+                              idempotent=False)
 
     def commit_comments(self, sha: str) -> list[Comment]:
-        return self._call(f"read the comments of commit {sha[:12]}", "contents: read",
-                          lambda: [_comment(c) for c in self._repo.get_commit(sha).get_comments()])
+        return self._api.call(f"read the comments of commit {sha[:12]}", "contents: read",
+                              lambda: [_comment(c) for c in self._api.repo.get_commit(sha).get_comments()])
 
     def post_commit_comment(self, sha: str, body: str) -> Comment:
-        return self._call(f"comment on commit {sha[:12]}", "contents: write",
-                          lambda: _comment(self._repo.get_commit(sha).create_comment(body)),
-                          idempotent=False)
+        return self._api.call(f"comment on commit {sha[:12]}", "contents: write",
+                              lambda: _comment(self._api.repo.get_commit(sha).create_comment(body)),
+                              idempotent=False)
 
     def add_reaction(self, number: int, comment_id: int, reaction: str = "eyes") -> None:
-        self._call(f"react to comment {comment_id}", "issues: write",
-                   lambda: self._issue_comment(comment_id).create_reaction(reaction))
+        self._api.call(f"react to comment {comment_id}", "issues: write",
+                       lambda: self._issue_comment(comment_id).create_reaction(reaction))
 
     # -- slash commands (CommandForge) -------------------------------------------------------
 
     def get_change_request(self, number: int) -> ChangeRequest:
-        return self._call(f"read pull request #{number}", "pull-requests: read",
-                          lambda: _change_request(self._repo.get_pull(number)))
+        return self._api.call(f"read pull request #{number}", "pull-requests: read",
+                              lambda: _change_request(self._api.repo.get_pull(number)))
 
     def get_comment(self, number: int, comment_id: int, review: bool = False) -> Comment | None:
         """The comment as GitHub has it now; None when it is gone, or when it belongs to another
         pull request than the one the event named (then the event is not to be believed)."""
         url = self._comment_url(comment_id, review)
         try:
-            data = self._call(f"read comment {comment_id} of #{number}", "pull-requests: read",
-                              lambda: self._gh.requester.requestJsonAndCheck("GET", url)[1])
+            data = self._api.call(f"read comment {comment_id} of #{number}", "pull-requests: read",
+                                  lambda: self._api.get_json(url))
         except ForgeError as error:
             if status_of(error) == 404:
                 return None
@@ -324,36 +213,24 @@ class GitHubForge:
         url = f"{self._comment_url(comment_id, review)}/reactions"
 
         def post() -> int:
-            status, headers, body = self._gh.requester.requestJson("POST", url, input={"content": "eyes"})
+            status, headers, body = self._api.gh.requester.requestJson("POST", url, input={"content": "eyes"})
             if status >= 400:
-                raise self._gh.requester.createException(status, headers, json_or_none(body))
+                raise self._api.gh.requester.createException(status, headers, json_or_none(body))
             return status
-        return self._call(f"react to comment {comment_id} of #{number}", "pull-requests: write", post) == 201
-
-    def latest_failed_run(self, branch: str, sha: str) -> int | None:
-        """`status=failure` filters on the conclusion; GitHub lists the newest first, and we still
-        pick by creation time so a proxy's order cannot make us fix an older run."""
-        url = f"{self._repo.url}/actions/runs"
-        params = {"branch": branch, "head_sha": sha, "status": "failure", "per_page": "20",
-                  "exclude_pull_requests": "true"}
-        data = self._call(f"list the failed runs of {branch!r} at {sha[:12]}", "actions: read",
-                          lambda: self._gh.requester.requestJsonAndCheck("GET", url, parameters=params)[1])
-        runs = [r for r in (data.get("workflow_runs") if isinstance(data, dict) else None) or []
-                if isinstance(r, dict) and isinstance(r.get("id"), int)
-                and r.get("head_sha") == sha and r.get("conclusion") == "failure"]
-        if not runs:
-            return None
-        newest = max(runs, key=lambda r: (str(r.get("created_at") or ""), int(r["id"])))
-        return int(newest["id"])
+        return self._api.call(f"react to comment {comment_id} of #{number}", "pull-requests: write",
+                              post) == 201
 
     def _comment_url(self, comment_id: int, review: bool) -> str:
         kind = "pulls" if review else "issues"  # review (diff) comments live under /pulls/comments
-        return f"{self._repo.url}/{kind}/comments/{int(comment_id)}"
+        return f"{self._api.repo.url}/{kind}/comments/{int(comment_id)}"
+
+    def _issue(self, number: int) -> Issue:
+        return self._api.repo.get_issue(number)
 
     def _issue_comment(self, comment_id: int) -> IssueComment:
-        return IssueComment(self._gh.requester, url=f"{self._repo.url}/issues/comments/{comment_id}")
+        return IssueComment(self._api.gh.requester, url=f"{self._api.repo.url}/issues/comments/{comment_id}")
 
-    # -- people, workflows, branches ---------------------------------------------------------
+    # -- people, branches ---------------------------------------------------------
 
     def own_login(self) -> str:
         """The account our token writes as: only its comments can be our status comment. GitHub
@@ -362,8 +239,8 @@ class GitHubForge:
         resort."""
         if self._own_login is None:
             try:
-                self._own_login = self._call("identify the token's user", "none",
-                                             lambda: self._gh.get_user().login)
+                self._own_login = self._api.call("identify the token's user", "none",
+                                                 lambda: self._api.gh.get_user().login)
             except ForgeError as error:
                 if status_of(error) not in {403, 404}:
                     raise
@@ -372,19 +249,19 @@ class GitHubForge:
 
     def _viewer_login(self) -> str:
         def fetch() -> str:
-            _, data = self._gh.requester.graphql_query("query { viewer { login } }", {})
+            _, data = self._api.gh.requester.graphql_query("query { viewer { login } }", {})
             login = ((data.get("data") or {}).get("viewer") or {}).get("login")
             return login if isinstance(login, str) else ""
         try:
-            return self._call("identify the token's bot", "none", fetch)
+            return self._api.call("identify the token's bot", "none", fetch)
         except ForgeError:
             return ""
 
     def permission(self, username: str) -> Permission:
-        url = f"{self._repo.url}/collaborators/{urllib.parse.quote(username, safe='')}/permission"
+        url = f"{self._api.repo.url}/collaborators/{urllib.parse.quote(username, safe='')}/permission"
         try:
-            data = self._call(f"read the permission of {username!r}", "metadata: read",
-                              lambda: self._gh.requester.requestJsonAndCheck("GET", url)[1])
+            data = self._api.call(f"read the permission of {username!r}", "metadata: read",
+                                  lambda: self._api.get_json(url))
         except ForgeError as error:
             if status_of(error) == 404:  # not a user, or not visible: no rights here
                 return Permission.NONE
@@ -393,117 +270,17 @@ class GitHubForge:
         role = Permission.parse(data.get("role_name"))
         return role if role is not Permission.NONE else Permission.parse(data.get("permission"))
 
-    def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> bool:
-        try:
-            self._call(f"start workflow {workflow_file!r} on {ref!r}", "actions: write",
-                       lambda: self._repo.get_workflow(workflow_file).create_dispatch(
-                           ref, dict(inputs), throw=True), idempotent=False)
-        except ForgeError as error:
-            if status_of(error) == 422 and "workflow_dispatch" in str(error):
-                return False
-            raise
-        return True
-
     def default_branch(self) -> str:
-        return self._call("read the repository", "metadata: read", lambda: self._repo.default_branch)
+        return self._api.call("read the repository", "metadata: read", lambda: self._api.repo.default_branch)
 
     def protected(self, branch: str) -> bool:
         try:
-            return self._call(f"read branch {branch!r}", "contents: read",
-                              lambda: bool(self._repo.get_branch(branch).protected))
+            return self._api.call(f"read branch {branch!r}", "contents: read",
+                                  lambda: bool(self._api.repo.get_branch(branch).protected))
         except ForgeError as error:
             if status_of(error) == 404:  # a branch that does not exist yet protects nothing
                 return False
             raise
-
-    # -- retries and error sentences ---------------------------------------------------------
-
-    def _call(self, what: str, needs: str, fn: Callable[[], T], idempotent: bool = True) -> T:
-        """`fn` with retries and one sentence per failure. A call that creates something (a pull
-        request, comment, reaction, dispatch) is `idempotent=False`: retried only when GitHub
-        answered that it did nothing (rate limited), never after a dropped or cut-off answer,
-        which may come after the thing was created."""
-        tries = 0  # counted here: a call that is not retried made one attempt, not zero
-
-        def counted() -> T:
-            nonlocal tries
-            tries += 1
-            return fn()
-        retryable = _retryable if idempotent else _is_rate_limited_error
-        retrying = Retrying(retry=retry_if_exception(retryable), wait=self._wait, stop=self._stop,
-                            sleep=self._record_and_sleep, reraise=True)
-        try:
-            return retrying(counted)
-        except GithubException as error:
-            raise StatusForgeError(error.status, sentence(
-                error.status, error.headers or {}, error.data, what, needs, tries,
-                rate_limited=_is_rate_limited(error))) from error
-        except _TRANSPORT_ERRORS as error:
-            raise ForgeError(f"Could not reach GitHub at {self._base_url} to {what} after "
-                             f"{attempts_text(tries)} ({error.__class__.__name__}).") from error
-
-    def _record_and_sleep(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        self._sleep(seconds)
-
-    def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        if isinstance(error, GithubException):
-            asked = asked_wait(error.headers or {})
-            if asked is not None:
-                return asked
-        base = min(30.0, 2.0 ** (state.attempt_number - 1))
-        return base * (0.75 + 0.25 * random.random())
-
-    def _stop(self, state: RetryCallState) -> bool:
-        if state.attempt_number >= self._attempts:
-            return True
-        return state.idle_for + state.upcoming_sleep > self._max_total_wait_s
-
-
-class _Stream:
-    """A urlopen response as a context manager over its chunks."""
-
-    def __init__(self, response: Any) -> None:
-        self._response = response
-
-    def __enter__(self) -> Iterator[bytes]:
-        return iter(lambda: bytes(self._response.read(_CHUNK)), b"")
-
-    def __exit__(self, *exc: object) -> None:
-        self._response.close()
-
-
-def _location(redirect: Callable[[], str]) -> str:
-    """The storage URL of a download redirect; GitHub always sends one, a proxy might not."""
-    try:
-        return redirect()
-    except KeyError as error:
-        raise ForgeError("GitHub answered a download request without the expected redirect "
-                         "(no Location header).") from error
-
-
-def _is_rate_limited(error: GithubException) -> bool:
-    return is_rate_limited(error.status, error.headers or {},
-                           isinstance(error, github.RateLimitExceededException))
-
-
-# A connection that failed, timed out, or an answer cut off mid-body (requests raises
-# ChunkedEncodingError for a short body, http.client IncompleteRead underneath).
-_TRANSPORT_ERRORS = (requests.ConnectionError, requests.Timeout,
-                     requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError,
-                     http.client.HTTPException, urllib.error.URLError, ConnectionError, TimeoutError)
-
-
-def _retryable(error: BaseException) -> bool:
-    if isinstance(error, GithubException):
-        return _is_rate_limited(error) or error.status >= 500
-    # A storage URL lives about a minute; a retry asks the API for a fresh one.
-    return isinstance(error, _TRANSPORT_ERRORS)
-
-
-def _is_rate_limited_error(error: BaseException) -> bool:
-    return isinstance(error, GithubException) and _is_rate_limited(error)
 
 
 def _change_request(pull: PullRequest) -> ChangeRequest:

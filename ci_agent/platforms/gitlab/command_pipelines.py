@@ -1,6 +1,6 @@
 """What slash commands need from GitLab (`CommandForge`, issue 7), mixed into `GitLabForge`.
 
-Kept apart so `gitlab.py` stays readable; every call still goes through the forge's `_call`
+Kept apart so `forge.py` stays readable; every call still goes through the forge's `GitLabCalls`
 (retries, one-sentence errors, token masked). GitLab facts this relies on:
 
 - Award emoji (`POST .../notes/:id/award_emoji`): a second award of the same emoji by the same
@@ -15,47 +15,38 @@ Kept apart so `gitlab.py` stays readable; every call still goes through the forg
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
-from gitlab import Gitlab
-from gitlab.v4.objects import Project, ProjectMergeRequest
+from gitlab.v4.objects import ProjectMergeRequest
 
 from ci_agent.engine.forge import ChangeRequest, Comment
 from ci_agent.errors import ForgeError, status_of
+from ci_agent.platforms.gitlab.forge_calls import GitLabCalls
 from ci_agent.platforms.gitlab.http import change_request, comment
 from ci_agent.relay import CURSOR_VARIABLE, parse_time
 
-T = TypeVar("T")
 CLAIM_EMOJI = "eyes"
 _TAKEN = "has already been taken"
 
 
 class GitLabCommands:
-    """The `CommandForge` methods, the poller's listing and its cursor. `GitLabForge` provides
-    `_project`, `_mr` and `_call`; the stubs here only tell the type checker so."""
+    """The `CommandForge` methods, the poller's listing and its cursor: a base of `GitLabForge`,
+    whose `GitLabCalls` (`_api`) makes every request."""
 
-    _project: Project
-    _gl: Gitlab
-    _ident: str | int
+    _api: GitLabCalls
 
     def _mr(self, number: int) -> ProjectMergeRequest:
-        raise NotImplementedError
-
-    def _call(self, what: str, role: str, fn: Callable[[], T], *, idempotent: bool = True) -> T:
-        raise NotImplementedError
+        return self._api.project.mergerequests.get(number, lazy=True)
 
     # -- CommandForge ------------------------------------------------------------------------
 
     def get_change_request(self, number: int) -> ChangeRequest:
-        return self._call(f"read merge request !{number}", "Reporter",
-                          lambda: change_request(self._project.mergerequests.get(number).attributes))
+        return self._api.call(f"read merge request !{number}", "Reporter",
+                              lambda: change_request(self._api.project.mergerequests.get(number).attributes))
 
     def get_comment(self, number: int, comment_id: int, review: bool = False) -> Comment | None:
         """The note as it is now; None when deleted (GitLab has no separate review comments)."""
         try:
-            return self._call(f"read note {comment_id} of merge request !{number}", "Reporter",
-                              lambda: comment(self._mr(number).notes.get(comment_id).attributes))
+            return self._api.call(f"read note {comment_id} of merge request !{number}", "Reporter",
+                                  lambda: comment(self._mr(number).notes.get(comment_id).attributes))
         except ForgeError as error:
             if status_of(error) == 404:
                 return None
@@ -65,8 +56,8 @@ class GitLabCommands:
         """Award 👀 to the note: True when this call awarded it, False when we already had."""
         note = self._mr(number).notes.get(comment_id, lazy=True)
         try:
-            self._call(f"award emoji on note {comment_id} of merge request !{number}", "Reporter",
-                       lambda: note.awardemojis.create({"name": CLAIM_EMOJI}), idempotent=False)
+            self._api.call(f"award emoji on note {comment_id} of merge request !{number}", "Reporter",
+                           lambda: note.awardemojis.create({"name": CLAIM_EMOJI}), idempotent=False)
         except ForgeError as error:
             if status_of(error) == 404 and _TAKEN in str(error):
                 return False
@@ -74,28 +65,29 @@ class GitLabCommands:
         return True
 
     def latest_failed_run(self, branch: str, sha: str) -> int | None:
-        found = self._call(f"list the failed pipelines of {branch!r}", "Reporter",
-                           lambda: self._project.pipelines.list(ref=branch, sha=sha, status="failed",
-                                                                order_by="id", sort="desc", per_page=1,
-                                                                get_all=False))
+        pipelines = self._api.project.pipelines
+        found = self._api.call(f"list the failed pipelines of {branch!r}", "Reporter",
+                               lambda: pipelines.list(ref=branch, sha=sha, status="failed", order_by="id",
+                                                      sort="desc", per_page=1, get_all=False))
         return int(found[0].id) if found else None
 
     def project_identity(self) -> tuple[int, str]:
         """(numeric id, path_with_namespace) of the project as GitLab names it: what the relay's
         `--project` resolves to, so a pipeline is only ever created for that id."""
         def fetch() -> tuple[int, str]:
-            project = self._gl.projects.get(self._ident)
+            project = self._api.gl.projects.get(self._api.ident)
             return int(project.id), str(project.path_with_namespace)
-        return self._call("read the project", "Guest", fetch)
+        return self._api.call("read the project", "Guest", fetch)
 
     # -- the poller --------------------------------------------------------------------------
 
     def open_change_requests(self, updated_after: str) -> list[ChangeRequest]:
         """Open merge requests updated after the time `updated_after` (a new note updates one)."""
-        return self._call("list the open merge requests", "Reporter",
-                          lambda: [change_request(m.attributes) for m in self._project.mergerequests.list(
-                              state="opened", updated_after=updated_after, order_by="updated_at",
-                              sort="desc", get_all=True)])
+        requests = self._api.project.mergerequests
+        return self._api.call("list the open merge requests", "Reporter",
+                              lambda: [change_request(m.attributes) for m in requests.list(
+                                  state="opened", updated_after=updated_after, order_by="updated_at",
+                                  sort="desc", get_all=True)])
 
     def notes_since(self, number: int, since: str) -> list[Comment]:
         """The people's notes of merge request `number` created after `since`, oldest first.
@@ -112,7 +104,7 @@ class GitLabCommands:
                 if not data.get("system"):
                     found.append(comment(data))
             return found[::-1]
-        return self._call(f"read the notes of merge request !{number}", "Reporter", fetch)
+        return self._api.call(f"read the notes of merge request !{number}", "Reporter", fetch)
 
     def claimed_by(self, number: int, comment_id: int, username: str) -> bool:
         """Whether `username` has already awarded 👀 to the note (the command was taken)."""
@@ -120,13 +112,13 @@ class GitLabCommands:
             awards = self._mr(number).notes.get(comment_id, lazy=True).awardemojis.list(get_all=True)
             return any(a.name == CLAIM_EMOJI and str((a.user or {}).get("username", "")).lower()
                        == username.lower() for a in awards)
-        return self._call(f"read the award emoji of note {comment_id}", "Reporter", fetch)
+        return self._api.call(f"read the award emoji of note {comment_id}", "Reporter", fetch)
 
     def read_cursor(self, name: str = CURSOR_VARIABLE) -> str | None:
         """The project CI/CD variable `name`; None when it does not exist yet."""
         try:
-            return self._call(f"read the CI/CD variable {name}", "Maintainer",
-                              lambda: str(self._project.variables.get(name).value))
+            return self._api.call(f"read the CI/CD variable {name}", "Maintainer",
+                                  lambda: str(self._api.project.variables.get(name).value))
         except ForgeError as error:
             if status_of(error) == 404:
                 return None
@@ -136,16 +128,16 @@ class GitLabCommands:
         """Update the variable, or create it (unprotected, unmasked, not expanded) when missing."""
         what, role = f"write the CI/CD variable {name}", "Maintainer"
         try:
-            self._call(what, role, lambda: self._project.variables.update(name, {"value": value}))
+            self._api.call(what, role, lambda: self._api.project.variables.update(name, {"value": value}))
             return
         except ForgeError as error:
             if status_of(error) != 404:
                 raise
         data = {"key": name, "value": value, "protected": False, "masked": False, "raw": True}
         try:
-            self._call(what, role, lambda: self._project.variables.create(data), idempotent=False)
+            self._api.call(what, role, lambda: self._api.project.variables.create(data), idempotent=False)
         except ForgeError as error:
             if status_of(error) != 400 or _TAKEN not in str(error):
                 raise
             # another poller created it between our two calls: write ours over it
-            self._call(what, role, lambda: self._project.variables.update(name, {"value": value}))
+            self._api.call(what, role, lambda: self._api.project.variables.update(name, {"value": value}))

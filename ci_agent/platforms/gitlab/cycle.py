@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ci_agent.engine import gitops
-from ci_agent.engine.forge import Forge, PipelineStarter
+from ci_agent.engine.forge import Forge
 from ci_agent.engine.runner import Result, run_cycle, summary
 from ci_agent.engine.sources import Sources, fetched_sources
 from ci_agent.engine.types import FIX_BRANCH_PREFIX, ActionInputs, Trigger
@@ -123,17 +123,16 @@ class GitLabPlatform:
         """A push made with CI_JOB_TOKEN starts no pipeline: create one through the API."""
         if not self.pushes_with_job_token(token):
             return "CI starts by itself on the pushed commit."
-        if not isinstance(forge, PipelineStarter):
-            return f"**CI must be started by hand on `{fix_branch}`**: the push used CI_JOB_TOKEN."
         try:
-            existing = forge.pipeline_for(fix_branch, commit)
-            if existing is not None:
-                return f"Pipeline {existing} runs on the pushed commit of `{fix_branch}`."
-            created = forge.start_pipeline(fix_branch, {})
+            started = forge.start_ci(fix_branch, commit)
         except ForgeError as error:
             return (f"**CI must be started by hand on `{fix_branch}`**: pushes made with CI_JOB_TOKEN "
                     f"start no pipeline, and creating one failed: {error}")
-        return (f"Pipeline {created} was created on `{fix_branch}` (pushes made with CI_JOB_TOKEN "
+        if started.kind == "already_running":
+            return f"Pipeline {started.run_id} runs on the pushed commit of `{fix_branch}`."
+        if started.kind == "not_startable":
+            return f"**CI must be started by hand on `{fix_branch}`**: the push used CI_JOB_TOKEN."
+        return (f"Pipeline {started.run_id} was created on `{fix_branch}` (pushes made with CI_JOB_TOKEN "
                 "start none).")
 
 

@@ -57,7 +57,7 @@ class LocalPlatform:
         """No CI starts by itself here: the dispatch of `ci_workflow` is recorded in the forge."""
         workflow = self.inputs.ci_workflow
         try:
-            dispatched = bool(workflow) and forge.dispatch_workflow(workflow, fix_branch, {})
+            dispatched = bool(workflow) and forge.start_ci(fix_branch, commit, workflow).kind == "started"
         except ForgeError as error:
             return f"**CI must be started by hand on `{fix_branch}`**: {error}"
         if dispatched:

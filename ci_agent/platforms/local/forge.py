@@ -26,17 +26,18 @@ from typing import Any
 from ci_agent.engine.forge import (
     Artifact,
     ChangeRequest,
+    CiStart,
     Comment,
     Job,
     JobLog,
     Limits,
     Permission,
-    parse_marker,
     pick_status_comment,
     status_body,
+    status_state,
 )
 from ci_agent.errors import ForgeError
-from ci_agent.platforms.download import UnsafeArchive, extract_zip, safe_name, stream_to_file
+from ci_agent.platforms.download import safe_name, stream_to_file, too_big, unpack
 
 STATE_FILE = "forge.json"
 LOCAL_BOT = "ci-agent[bot]"
@@ -102,7 +103,7 @@ class LocalForge:
                   permissions: Mapping[str, str] | None = None,
                   workflows: Mapping[str, bool] | None = None) -> None:
         """Facts a real forge would know: default branch, protected branches, people's roles,
-        workflow files and whether they accept `workflow_dispatch`."""
+        workflow files and whether they can be started (`workflow_dispatch`)."""
         with self._writing() as state:
             if default_branch is not None:
                 state["default_branch"] = default_branch
@@ -146,21 +147,13 @@ class LocalForge:
     def download_artifacts(self, run_id: int, dest: Path, jobs: Sequence[int] | None = None
                            ) -> list[Artifact]:
         # The local forge keeps artifacts per run, as GitHub does: `jobs` cannot narrow them.
-        results = []
-        for archive in sorted((self._run_dir(run_id) / "artifacts").glob("*.zip")):
-            name = archive.stem
-            if archive.stat().st_size > self._limits.max_archive_bytes:
-                results.append(Artifact(name, None, f"the zip is larger than "
-                                                    f"{self._limits.max_archive_bytes} bytes"))
-                continue
-            target = dest / safe_name(name, "artifact")
-            try:
-                extract_zip(archive, target, self._limits)
-            except UnsafeArchive as error:
-                results.append(Artifact(name, None, f"refused: {error}"))
-                continue
-            results.append(Artifact(name, target))
-        return results
+        return [self._artifact(archive, dest)
+                for archive in sorted((self._run_dir(run_id) / "artifacts").glob("*.zip"))]
+
+    def _artifact(self, archive: Path, dest: Path) -> Artifact:
+        if archive.stat().st_size > self._limits.max_archive_bytes:
+            return Artifact(archive.stem, None, too_big(self._limits, "zip"))
+        return unpack(archive.stem, archive, dest / safe_name(archive.stem, "artifact"), self._limits)
 
     # -- change requests ---------------------------------------------------------------------
 
@@ -236,8 +229,7 @@ class LocalForge:
             return Comment(found.id, text, self._own_login, True)
 
     def read_status_state(self, number: int) -> dict[str, Any] | None:
-        found = pick_status_comment(self.list_comments(number), self._own_login)
-        return None if found is None else parse_marker(found.body)
+        return status_state(self.list_comments(number), self._own_login)
 
     def add_labels(self, number: int, labels: Sequence[str]) -> None:
         with self._writing() as state:
@@ -291,14 +283,16 @@ class LocalForge:
     def permission(self, username: str) -> Permission:
         return Permission.parse(self.read()["permissions"].get(username))
 
-    def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> bool:
+    def start_ci(self, branch: str, commit: str, workflow: str = "") -> CiStart:
+        """Recorded under `dispatches` as GitHub would receive a workflow dispatch (what a dry run
+        shows). A named `workflow` must be configured, and configured as startable."""
         with self._writing() as state:
-            if workflow_file not in state["workflows"]:
-                raise ForgeError(f"The local forge has no workflow {workflow_file!r}.")
-            if not state["workflows"][workflow_file]:
-                return False
-            state["dispatches"].append({"workflow": workflow_file, "ref": ref, "inputs": dict(inputs)})
-            return True
+            if workflow and workflow not in state["workflows"]:
+                raise ForgeError(f"The local forge has no workflow {workflow!r}.")
+            if workflow and not state["workflows"][workflow]:
+                return CiStart("not_startable")
+            state["dispatches"].append({"workflow": workflow, "ref": branch, "inputs": {}})
+            return CiStart("started")
 
     def default_branch(self) -> str:
         return str(self.read()["default_branch"])

@@ -1,17 +1,15 @@
 """Fixtures of the fault-injection tests: the scenario worlds of tests/github_scenarios and
 tests/gitlab_scenarios (imported, not copied), with every client's timeout made small and every
-retry wait recorded instead of slept, through the clients' own constructor knobs."""
+retry wait recorded instead of slept, through the `Waiting` the clients are built with."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ci_agent.llm.anthropic_client import AnthropicClient
-from ci_agent.platforms.github.forge import GitHubForge
-from ci_agent.platforms.gitlab.forge import GitLabForge
+from ci_agent.retry import Waiting, waiting_as
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.fixtures import anthropic_fake
 from tests.fakes.gitlab_fake import GitLabFake
@@ -24,23 +22,14 @@ from tests.scenarios.sample_repos import PYTHON, create_sample_repo
 __all__ = ["anthropic_fake", "github_world", "gitlab_world", "waits"]
 
 
-def _defaults(monkeypatch: pytest.MonkeyPatch, function: Callable[..., object], **values: object) -> None:
-    defaults = dict(function.__kwdefaults__ or {})
-    defaults.update(values)
-    monkeypatch.setattr(function, "__kwdefaults__", defaults)
-
-
 @pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+def waits() -> Iterator[list[float]]:
     """Every retry wait any client chose (forges and model): recorded, never slept. The forges'
-    timeout is `CLIENT_TIMEOUT_S` (constructor default); the model's comes from
-    `CI_AGENT_MODEL_TIMEOUT_S` in the job's environment."""
+    timeout is `CLIENT_TIMEOUT_S`; the model's comes from `CI_AGENT_MODEL_TIMEOUT_S` in the job's
+    environment."""
     chosen: list[float] = []
-    _defaults(monkeypatch, GitHubForge.__init__, throttle=False, sleep=chosen.append,
-              timeout_s=CLIENT_TIMEOUT_S)
-    _defaults(monkeypatch, GitLabForge.__init__, sleep=chosen.append, timeout_s=CLIENT_TIMEOUT_S)
-    _defaults(monkeypatch, AnthropicClient.__init__, sleep=chosen.append)
-    return chosen
+    with waiting_as(Waiting(sleep=chosen.append, pace=False, forge_timeout_s=CLIENT_TIMEOUT_S)):
+        yield chosen
 
 
 @pytest.fixture
