@@ -18,11 +18,12 @@ One folder, `ci_agent/platforms/<name>/`, and one line in this file:
    our own branches and green runs skipped).
 2. `words.py`: a `Words` (engine/platform.py): the forge's name, what a change request is called,
    the reference prefix (`#`, `!`), what a CI run is called, where the verify input is set.
-3. `forge.py` and its `http.py`: a class satisfying the `Forge` protocol (engine/forge.py:
-   runs, jobs, logs and artifacts; `start_ci` on a branch; change requests; the status comment
-   and its marker; labels; permissions; branches), `CommandForge` too for slash commands. Errors
-   are `ForgeError` (`StatusForgeError` when the status matters), one sentence each, the token
-   never in them.
+3. `forge.py` (split by job where it grows: `http.py`, `forge_calls.py`, `forge_runs.py`): a
+   class satisfying the `Forge` protocol (engine/forge.py: runs, jobs, logs and artifacts;
+   `start_ci` on a branch; change requests; the status comment and its marker; labels;
+   permissions; branches), `CommandForge` too for slash commands; tests/forge/test_contract.py
+   runs the same contract against every forge. Errors are `ForgeError` (`StatusForgeError` when
+   the status matters), one sentence each, the token never in them.
 4. `cycle.py`: a class satisfying the `Platform` protocol (engine/platform.py: `words`,
    `workspace`, `protected_fix_branch_ok`, `missing_key`, `token`, `forge`, `push_auth`,
    `sources`, `start_ci`), and the two entries of the registry below, each
@@ -39,7 +40,7 @@ One folder, `ci_agent/platforms/<name>/`, and one line in this file:
 The local platform (`platforms/local/`) has no job environment: `--ci local` (`--local`) is the
 CLI's own `fix --local`, the attempt engine on this repository. Its `LocalPlatform` (cycle.py)
 is the whole `Platform` over the local forge (forge.py, a JSON file): the CI cycle run on it
-writes change requests, comments, labels and dispatches to that file instead of a forge.
+writes change requests, comments, labels and CI starts to that file instead of a forge.
 """
 
 from __future__ import annotations
