@@ -27,6 +27,7 @@ FIX = "ci-agent/fix/main"
 GITHUB_ACTIONS_TOKEN = "ghs_fake_actions"
 GITLAB_BOT_TOKEN = "glpat-bot"
 GITLAB_JOB_TOKEN = "job-token-1"
+GITLAB_BOT_USER = "project_42_bot_abc"  # the fake's project access token acts as this user
 STARTABLE, NOT_STARTABLE = "ci.yml", "manual.yml"
 # No test sleeps: a forge's waits are recorded (`forge.waits`) and never slept.
 NO_SLEEP = Waiting(sleep=lambda seconds: None, pace=False)
