@@ -210,27 +210,16 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
         if client is None:
             client = seams.client_factory()
         check = _checker(workdir, settings, seams.redact)
-        asked = seams.ask(client, plan.model, user_text, workdir, check,
-                          report_files(current.report))
+        asked = seams.ask(client, plan.model, user_text, workdir, check, report_files(current.report))
         log = AttemptLog(number, current.fingerprint, asked.usage, asked.turns, asked.rejections)
         outcome.attempts.append(log)
         emit("asked", attempt=number, turns=asked.turns, usage=asked.usage.to_json())
         for rejection in asked.rejections:
             emit("patch_rejected", attempt=number, message=rejection)
-        if isinstance(asked.answer, GiveUp):
-            log.give_up = asked.answer.reason
-            outcome.status, outcome.exit_code = "gave_up", ExitCode.NO_SAFE_PATCH
-            outcome.message = asked.answer.reason
-            emit("gave_up", attempt=number, reason=asked.answer.reason, by_model=asked.answer.by_model)
-            return outcome
-        if plan.explain:
-            log.proposal = _redacted(asked.answer, seams.redact)
-            outcome.status, outcome.exit_code = "explained", ExitCode.OK
-            outcome.message = log.proposal.root_cause
-            emit("explained", attempt=number)
-            return outcome
-        done = _try_patch(plan, settings, emit, workdir, tip, current, log,
-                          _redacted(asked.answer, seams.redact), ledger)
+        done = _without_patch(plan, emit, log, asked.answer, seams.redact)
+        if done is None and not isinstance(asked.answer, GiveUp):
+            done = _try_patch(plan, settings, emit, workdir, tip, current, log,
+                              _redacted(asked.answer, seams.redact), ledger)
         if done is not None:
             outcome.status, outcome.exit_code, outcome.message = done
             return outcome
@@ -239,6 +228,20 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
                                  describe(plan.verify), log.after_fingerprint, log.after))
         current = Collected(log.after, log.after_fingerprint)
         budget = assess(ledger.events(), settings.budget.max_attempts)
+
+
+def _without_patch(plan: Plan, emit: Emit, log: AttemptLog, answer: PatchProposal | GiveUp,
+                   redact: Callable[[str], str]) -> tuple[str, ExitCode, str] | None:
+    """The model gave up, or explained (`/ci-agent explain` applies nothing): the run ends here."""
+    if isinstance(answer, GiveUp):
+        log.give_up = answer.reason
+        emit("gave_up", attempt=log.number, reason=answer.reason, by_model=answer.by_model)
+        return "gave_up", ExitCode.NO_SAFE_PATCH, answer.reason
+    if plan.explain:
+        log.proposal = _redacted(answer, redact)
+        emit("explained", attempt=log.number)
+        return "explained", ExitCode.OK, log.proposal.root_cause
+    return None
 
 
 def _emit_distilled(emit: Emit, collected: Collected) -> None:

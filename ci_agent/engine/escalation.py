@@ -14,36 +14,33 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
+from ci_agent.config import Settings
 from ci_agent.engine import texts
+from ci_agent.engine.budget import Budget
+from ci_agent.engine.collect import Collected
+from ci_agent.engine.cycle import Cycle, Result, Run
 from ci_agent.engine.forge import Forge, parse_marker, pick_status_comment, status_body
 from ci_agent.engine.marker import ForgeState
 from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.logguard import log_line
 
-if TYPE_CHECKING:
-    from ci_agent.config import Settings
-    from ci_agent.engine.budget import Budget
-    from ci_agent.engine.collect import Collected
-    from ci_agent.engine.runner import Cycle, Result, _Runner
 
-
-def escalate(runner: _Runner, cycle: Cycle, budget: Budget, collected: Collected, *, tokens: int = 0,
+def escalate(run: Run, cycle: Cycle, budget: Budget, collected: Collected, *, tokens: int = 0,
              details: str = "") -> Result:
     """Escalate once per count; `tokens` are this run's (the attempts it made before escalating).
     The job summary says where the escalation went in every case."""
-    trig, words = runner.trig, runner.words
+    trig, words = run.trig, run.words
     forge, pr = cycle.forge, cycle.pr
     target = pr.number if pr is not None else trig.pr_number
     cycle.marker = replace(cycle.marker, escalated=True)
     if trig.run_id and trig.run_id not in cycle.marker.runs:
         cycle.marker = cycle.marker.with_run(trig.run_id, "escalated")
     where = ""
-    if not cycle.marker.escalation_posted and not runner.inputs.dry_run:
-        unpushed = cycle.source if cycle.remote_tip is None and not runner.in_place else ""
-        body = runner.redact(texts.escalation_text(cycle.fix_branch, budget.failures, collected.report,
-                                                   cycle.marker.tokens, unpushed_source=unpushed))
+    if not cycle.marker.escalation_posted and not run.inputs.dry_run:
+        unpushed = cycle.source if cycle.remote_tip is None and not run.in_place else ""
+        body = run.redact(texts.escalation_text(cycle.fix_branch, budget.failures, collected.report,
+                                                cycle.marker.tokens, unpushed_source=unpushed))
         if target is not None:
             post_once(forge, target, body)
             forge.add_labels(target, [texts.ESCALATED_LABEL])
@@ -56,28 +53,28 @@ def escalate(runner: _Runner, cycle: Cycle, budget: Budget, collected: Collected
                 forge.post_commit_comment(trig.sha, status_body(cycle.marker.to_json(), body))
             except ForgeError as error:  # the summary still says it all; the exit code stays 3
                 where = (f"; no {words.change_request} exists and the comment on commit "
-                         f"{trig.sha[:12]} could not be written: {runner.redact(str(error))}")
+                         f"{trig.sha[:12]} could not be written: {run.redact(str(error))}")
     if target is not None:
         where = f"; see {words.ref(target)}"
     message = (f"{budget.consecutive_failures} consecutive failed attempts on {cycle.fix_branch}; "
                f"escalated, no further model call{where}")
-    runner._status(cycle, pr, f"escalated after {budget.consecutive_failures} failed attempts", budget,
-                   [message])
-    return runner._result(cycle, "escalated", ExitCode.BUDGET_EXHAUSTED, message, tokens=tokens,
-                          collected=collected, details=details)
+    run.status(cycle, pr, f"escalated after {budget.consecutive_failures} failed attempts", budget,
+               [message])
+    return run.result(cycle, "escalated", ExitCode.BUDGET_EXHAUSTED, message, tokens=tokens,
+                      collected=collected, details=details)
 
 
-def commit_record(runner: _Runner, forge: Forge, settings: Settings) -> ForgeState:
+def commit_record(run: Run, forge: Forge, settings: Settings) -> ForgeState:
     """The marker of our escalation comment on the failing commit (no change request anywhere).
     Only an in-job verify can fail every attempt without opening one, so only then is it worth
     a request; a token that may not read commit comments leaves no record (and says so)."""
-    sha = runner.trig.sha
-    if not sha or not (runner.inputs.verify or settings.commands.verify):
+    sha = run.trig.sha
+    if not sha or not (run.inputs.verify or settings.commands.verify):
         return ForgeState()
     try:
         found = pick_status_comment(forge.commit_comments(sha), forge.own_login())
     except ForgeError as error:
-        print(log_line(f"ci-agent: warning: {runner.redact(str(error))}"), file=sys.stderr, flush=True)
+        print(log_line(f"ci-agent: warning: {run.redact(str(error))}"), file=sys.stderr, flush=True)
         return ForgeState()
     return ForgeState.from_json(parse_marker(found.body) if found else None)
 

@@ -1,56 +1,54 @@
-"""Outcomes of a cycle besides the plain push: an explanation (`/ci-agent explain`), a proposed patch
-(mode propose) — both end in the status comment, a proposal also in the marker, so that
-`/ci-agent apply` can later apply exactly what was shown (its SHA-256 is kept there) — and the
-recovery of an attempt an earlier job pushed without managing to open its change request."""
+"""Executors of the outcomes that publish something: the push of a committed attempt with its
+change request; an explanation (`/ci-agent explain`) and a proposed patch (mode propose) — both
+end in the status comment, a proposal also in the marker, so that `/ci-agent apply` can later
+apply exactly what was shown (its SHA-256 is kept there) — and the recovery of an attempt an
+earlier job pushed without managing to open its change request."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ci_agent import git
-from ci_agent.engine import state, texts
+from ci_agent.engine import gitops, state, texts
+from ci_agent.engine.attempt import AttemptLog, Outcome
 from ci_agent.engine.budget import Budget, assess
-from ci_agent.engine.marker import Proposed, events, read_chain
-from ci_agent.errors import ExitCode
+from ci_agent.engine.collect import Collected
+from ci_agent.engine.cycle import Cycle, Result, Run
+from ci_agent.engine.marker import ChainLink, Proposed, events, fetch_fix_branch, read_chain
+from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.patch.buildtime import build_changes
 from ci_agent.patch.parse import PatchParseError, parse_patch
 
-if TYPE_CHECKING:
-    from ci_agent.engine.attempt import Outcome
-    from ci_agent.engine.collect import Collected
-    from ci_agent.engine.runner import Cycle, Result, _Runner
+
+def _budget(run: Run, cycle: Cycle) -> Budget:
+    return assess(events(read_chain(cycle.repo, cycle.remote_tip), cycle.marker), run.inputs.max_attempts)
 
 
-def _budget(runner: _Runner, cycle: Cycle) -> Budget:
-    return assess(events(read_chain(cycle.repo, cycle.remote_tip), cycle.marker), runner.inputs.max_attempts)
-
-
-def explained(runner: _Runner, cycle: Cycle, outcome: Outcome, details: str, collected: Collected) -> Result:
+def explained(run: Run, cycle: Cycle, outcome: Outcome, details: str, collected: Collected) -> Result:
     log = outcome.attempts[-1]
     assert log.proposal is not None
     p = log.proposal
-    text = runner.redact(texts.explanation_text(p.root_cause, p.summary, p.assumptions, p.open_questions,
-                                                p.confidence))
-    budget = _budget(runner, cycle)
+    text = run.redact(texts.explanation_text(p.root_cause, p.summary, p.assumptions, p.open_questions,
+                                             p.confidence))
+    budget = _budget(run, cycle)
     holder = cycle.pr
-    runner._status(cycle, holder, "explanation of the latest failure", budget, [text])
-    return runner._result(cycle, "explained", ExitCode.OK, "posted a root-cause analysis; nothing changed",
-                          tokens=outcome.usage.total, collected=collected, details=details)
+    run.status(cycle, holder, "explanation of the latest failure", budget, [text])
+    return run.result(cycle, "explained", ExitCode.OK, "posted a root-cause analysis; nothing changed",
+                      tokens=outcome.usage.total, collected=collected, details=details)
 
 
-def propose(runner: _Runner, cycle: Cycle, outcome: Outcome, details: str, collected: Collected) -> Result:
+def propose(run: Run, cycle: Cycle, outcome: Outcome, details: str, collected: Collected) -> Result:
     """Mode propose: the attempt's commit (made on a private local ref) becomes a diff in the
     status comment of the failing branch's change request; nothing is pushed."""
     log = outcome.attempts[-1]
     tokens = outcome.usage.total
     base = state.rev(cycle.repo, log.commit + "^") or ""
     diff = git.git_ok(cycle.repo, ["diff", "--no-color", "--no-ext-diff", base, log.commit])
-    words = runner.words
+    words = run.words
     why = ""
-    if runner.redact(diff) != diff:
+    if run.redact(diff) != diff:
         why = "the patch holds text that looks like a secret, so it is not posted"
     elif len(diff) > texts.MAX_PROPOSAL_CHARS:
         why = (f"the patch is {len(diff)} characters, too long for a comment (at most "
@@ -58,24 +56,24 @@ def propose(runner: _Runner, cycle: Cycle, outcome: Outcome, details: str, colle
     elif cycle.pr is None:
         why = (f"{cycle.fix_branch} has no open {words.change_request} to post it on; it is in this "
                "job's summary only")
-    budget = _budget(runner, cycle)
+    budget = _budget(run, cycle)
     summary = log.proposal.summary if log.proposal else ""
     if why:
-        runner._status(cycle, cycle.pr, "no patch proposed", budget, [why])
-        return runner._result(cycle, "gave_up" if cycle.pr else "proposed",
-                              ExitCode.NO_SAFE_PATCH if cycle.pr else ExitCode.OK, why, tokens=tokens,
-                              collected=collected, details=details)
+        run.status(cycle, cycle.pr, "no patch proposed", budget, [why])
+        return run.result(cycle, "gave_up" if cycle.pr else "proposed",
+                          ExitCode.NO_SAFE_PATCH if cycle.pr else ExitCode.OK, why, tokens=tokens,
+                          collected=collected, details=details)
     proposal = Proposed(hashlib.sha256(diff.encode()).hexdigest(), base, cycle.fix_branch, log.number,
                         " ".join(summary.split())[:200], log.fingerprint)
     cycle.marker = replace(cycle.marker, proposed=proposal)
-    if runner.trig.run_id:
-        cycle.marker = cycle.marker.with_run(runner.trig.run_id, "proposed")
+    if run.trig.run_id:
+        cycle.marker = cycle.marker.with_run(run.trig.run_id, "proposed")
     where = words.ref(cycle.pr.number) if cycle.pr else cycle.fix_branch
     message = f"patch proposed on {where}; nothing pushed"
-    lines = [message, runner.redact(texts.pr_title(cycle.source, summary)), texts.proposal_block(diff)]
-    runner._status(cycle, cycle.pr, "patch proposed: `/ci-agent apply` applies it", budget, lines)
-    return runner._result(cycle, "proposed", ExitCode.OK, message, attempt=log.number, tokens=tokens,
-                          collected=collected, details=details)
+    lines = [message, run.redact(texts.pr_title(cycle.source, summary)), texts.proposal_block(diff)]
+    run.status(cycle, cycle.pr, "patch proposed: `/ci-agent apply` applies it", budget, lines)
+    return run.result(cycle, "proposed", ExitCode.OK, message, attempt=log.number, tokens=tokens,
+                      collected=collected, details=details)
 
 
 def _build_changes(repo: Path, commit: str) -> tuple[str, ...]:
@@ -87,43 +85,103 @@ def _build_changes(repo: Path, commit: str) -> tuple[str, ...]:
         return ()
 
 
-def orphaned(runner: _Runner, cycle: Cycle, chain: list[Any], tip: Any, collected: Collected) -> Result:
+def orphaned(run: Run, cycle: Cycle, chain: list[ChainLink], tip: ChainLink, collected: Collected) -> Result:
     """The fix branch holds a pushed attempt that no change request shows: an earlier job pushed
     it and then failed to open one (a missing permission, an outage). Open it now rather than
     leave the fix where nobody reviews it. If one was opened and closed, a person decided:
     say so and do nothing."""
+    assert tip.attempt is not None  # decided on a pending attempt at the tip
     number = tip.attempt.number
     found = cycle.forge.find_change_request(cycle.fix_branch, include_closed=True)
     if found is not None and found.state in ("open", "opened"):
         # the job that pushed it opened it a moment ago, after we looked: it is waiting for CI
-        return runner._result(cycle, "skipped", ExitCode.OK, f"attempt {number} on {cycle.fix_branch} "
-                              f"is waiting for its CI {runner.words.run} ({runner.words.ref(found.number)} "
-                              "was just opened by the job that pushed it); no new attempt",
-                              collected=collected)
+        return run.result(cycle, "skipped", ExitCode.OK, f"attempt {number} on {cycle.fix_branch} "
+                          f"is waiting for its CI {run.words.run} ({run.words.ref(found.number)} "
+                          "was just opened by the job that pushed it); no new attempt",
+                          collected=collected)
     if found is not None:
-        return runner._result(cycle, "skipped", ExitCode.OK, f"{cycle.fix_branch} holds attempt "
-                              f"{number} but its {runner.words.change_request} was closed or merged; "
-                              "delete the branch to start over", collected=collected)
-    if runner.inputs.dry_run:
-        return runner._result(cycle, "skipped", ExitCode.OK, f"dry run: would open the missing "
-                              f"{runner.words.change_request} for attempt {number}", collected=collected)
+        return run.result(cycle, "skipped", ExitCode.OK, f"{cycle.fix_branch} holds attempt "
+                          f"{number} but its {run.words.change_request} was closed or merged; "
+                          "delete the branch to start over", collected=collected)
+    if run.inputs.dry_run:
+        return run.result(cycle, "skipped", ExitCode.OK, f"dry run: would open the missing "
+                          f"{run.words.change_request} for attempt {number}", collected=collected)
     message = git.git_ok(cycle.repo, ["log", "-1", "--format=%B", tip.sha]).strip()
     summary = message.splitlines()[0] if message else ""
     details = (f"Attempt {number} was pushed by an earlier job that could not open this "
-               f"{runner.words.change_request}; its commit says:\n\n"
-               + texts.fence(runner.redact(message)))
+               f"{run.words.change_request}; its commit says:\n\n"
+               + texts.fence(run.redact(message)))
     flagged = _build_changes(cycle.repo, tip.sha)
-    callout = texts.build_change_callout(flagged, runner.words) if flagged else ""
+    callout = texts.build_change_callout(flagged, run.words) if flagged else ""
     cycle.pr = cycle.forge.open_change_request(
-        cycle.fix_branch, cycle.source, runner.redact(texts.pr_title(cycle.source, summary)),
-        runner.redact(callout + texts.pr_body(cycle.source, details, runner.words)),
-        draft=runner.inputs.draft)
+        cycle.fix_branch, cycle.source, run.redact(texts.pr_title(cycle.source, summary)),
+        run.redact(callout + texts.pr_body(cycle.source, details, run.words)),
+        draft=run.inputs.draft)
     cycle.forge.add_labels(cycle.pr.number, [texts.LABEL, *([texts.BUILD_CHANGE_LABEL] if flagged else [])])
-    if runner.trig.run_id:
-        cycle.marker = cycle.marker.with_run(runner.trig.run_id, f"attempt {number}")
-    note = runner.platform.start_ci(cycle.forge, cycle.token, cycle.fix_branch, tip.sha)
-    text = (f"opened {runner.words.ref(cycle.pr.number)} for attempt {number}, which an earlier job "
+    if run.trig.run_id:
+        cycle.marker = cycle.marker.with_run(run.trig.run_id, f"attempt {number}")
+    note = run.platform.start_ci(cycle.forge, cycle.token, cycle.fix_branch, tip.sha)
+    text = (f"opened {run.words.ref(cycle.pr.number)} for attempt {number}, which an earlier job "
             f"pushed to {cycle.fix_branch} without one; CI decides")
-    budget = assess(events(chain, cycle.marker), runner.inputs.max_attempts)
-    runner._status(cycle, cycle.pr, f"attempt {number} pushed, waiting for CI", budget, [text, note])
-    return runner._result(cycle, "committed", ExitCode.OK, text, attempt=number, collected=collected)
+    budget = assess(events(chain, cycle.marker), run.inputs.max_attempts)
+    run.status(cycle, cycle.pr, f"attempt {number} pushed, waiting for CI", budget, [text, note])
+    return run.result(cycle, "committed", ExitCode.OK, text, attempt=number, collected=collected)
+
+
+def push(run: Run, cycle: Cycle, outcome: Outcome, details: str, collected: Collected) -> Result:
+    """The committed attempt pushed fast-forward to the fix branch, its change request opened or
+    updated, CI started on it, the status comment saying it waits for CI."""
+    log = outcome.attempts[-1]
+    rejected = gitops.push_fast_forward(cycle.repo, log.commit, cycle.fix_branch, cycle.auth)
+    tokens = outcome.usage.total
+    if rejected is not None:
+        now = fetch_fix_branch(cycle.repo, cycle.fix_branch)
+        if now != cycle.remote_tip:  # someone else pushed: their commit wins, never force
+            return run.result(cycle, "skipped", ExitCode.OK, f"{cycle.fix_branch} moved on origin "
+                              "while this attempt ran (another run or a person); nothing was "
+                              "pushed and the next CI run decides", tokens=tokens, details=details)
+        raise ForgeError(f"pushing {cycle.fix_branch} to origin failed: {run.redact(rejected)}")
+    summary = log.proposal.summary if log.proposal else ""
+    _show_change_request(run, cycle, log, summary, details)
+    cycle.marker = cycle.marker.with_run(run.trig.run_id, f"attempt {log.number}") \
+        if run.trig.run_id else cycle.marker
+    note = run.platform.start_ci(cycle.forge, cycle.token, cycle.fix_branch, log.commit)
+    verified = "verified locally; " if outcome.status == "fixed" else ""
+    message = f"attempt {log.number} pushed to {cycle.fix_branch} ({verified}CI decides)"
+    budget = assess(events(read_chain(cycle.repo, fetch_fix_branch(cycle.repo, cycle.fix_branch)),
+                           cycle.marker), run.inputs.max_attempts)
+    lines = [message, run.redact(texts.pr_title(cycle.source, summary)), note]
+    if outcome.no_progress:
+        lines.append("**No progress:** the failure is one a previous patch already tried to fix.")
+    run.status(cycle, cycle.pr, f"attempt {log.number} pushed, waiting for CI", budget, lines)
+    return run.result(cycle, outcome.status, ExitCode.OK, message, attempt=log.number, tokens=tokens,
+                      collected=collected, details=details)
+
+
+def _show_change_request(run: Run, cycle: Cycle, log: AttemptLog, summary: str, details: str) -> None:
+    """The fix change request opened (its push taken back when that fails) or retitled and
+    relabelled for the new attempt; mode push leaves the person's own change request alone."""
+    if run.in_place:
+        return
+    callout = texts.build_change_callout(log.build_change, run.words) if log.build_change else ""
+    body = run.redact(callout + texts.pr_body(cycle.source, details, run.words))
+    title = run.redact(texts.pr_title(cycle.source, summary))
+    labels = [texts.LABEL, *([texts.BUILD_CHANGE_LABEL] if log.build_change else [])]
+    forge = cycle.forge
+    if cycle.pr is None:
+        try:
+            cycle.pr = forge.open_change_request(cycle.fix_branch, cycle.source, title, body,
+                                                 draft=run.inputs.draft)
+        except ForgeError as error:
+            # No fix branch may stay on origin without its change request: take our push
+            # back (only if the branch is still exactly our commit), then report the error.
+            undone = gitops.undo_push(cycle.repo, cycle.fix_branch, log.commit, cycle.remote_tip, cycle.auth)
+            where = ("the pushed attempt was taken back" if undone else f"the pushed attempt stays "
+                     f"on {cycle.fix_branch}; a rerun opens its {run.words.change_request}")
+            raise ForgeError(f"{error} ({where})") from error
+        forge.add_labels(cycle.pr.number, labels)
+        return
+    cycle.pr = forge.update_change_request(cycle.pr.number, title=title, body=body)
+    forge.add_labels(cycle.pr.number, labels)
+    if not log.build_change and texts.BUILD_CHANGE_LABEL in cycle.pr.labels:
+        forge.remove_label(cycle.pr.number, texts.BUILD_CHANGE_LABEL)  # this attempt has none
