@@ -47,13 +47,11 @@ class Tried:
 
     @classmethod
     def from_json(cls, data: Any) -> Tried | None:
-        if not isinstance(data, Mapping) or not _whole(data.get("n")):
+        found = _entry(data, "n", ("head", "fp", "after", "run", "summary"))
+        if found is None:
             return None
-        texts = [data.get(k) for k in ("head", "fp", "after", "run", "summary")]
-        if not all(isinstance(t, str) for t in texts):
-            return None
-        head, fp, after, run, summary = (str(t) for t in texts)
-        return cls(head, int(data["n"]), fp, after, run, summary)
+        n, (head, fp, after, run, summary) = found
+        return cls(head, n, fp, after, run, summary)
 
     def record(self) -> AttemptRecord:
         return AttemptRecord(self.number, AttemptResult.FAILED, self.fingerprint, self.after, self.run,
@@ -82,13 +80,11 @@ class Unverifiable:
 
     @classmethod
     def from_json(cls, data: Any) -> Unverifiable | None:
-        if not isinstance(data, Mapping) or not _whole(data.get("code")):
+        found = _entry(data, "code", ("fp", "verify", "reason", "run"))
+        if found is None:
             return None
-        texts = [data.get(k) for k in ("fp", "verify", "reason", "run")]
-        if not all(isinstance(t, str) for t in texts):
-            return None
-        fingerprint, verify, reason, run = (str(t) for t in texts)
-        return cls(fingerprint, verify, reason, int(data["code"]), run, data.get("lifted") is True)
+        code, (fingerprint, verify, reason, run) = found
+        return cls(fingerprint, verify, reason, code, run, data.get("lifted") is True)
 
 
 @dataclass(frozen=True)
@@ -109,13 +105,22 @@ class Proposed:
 
     @classmethod
     def from_json(cls, data: Any) -> Proposed | None:
-        if not isinstance(data, Mapping) or not _whole(data.get("n")):
+        found = _entry(data, "n", ("sha256", "base", "branch", "summary", "fp"))
+        if found is None:
             return None
-        texts = [data.get(k) for k in ("sha256", "base", "branch", "summary", "fp")]
-        if not all(isinstance(t, str) for t in texts):
-            return None
-        sha, base, branch, summary, fingerprint = (str(t) for t in texts)
-        return cls(sha, base, branch, int(data["n"]), summary, fingerprint)
+        n, (sha, base, branch, summary, fingerprint) = found
+        return cls(sha, base, branch, n, summary, fingerprint)
+
+
+def _entry(data: Any, number: str, names: tuple[str, ...]) -> tuple[int, list[str]] | None:
+    """A marker entry's whole number and strings, or None when any of them is missing or of another
+    type (a hand-edited or foreign entry is dropped, not half read)."""
+    if not isinstance(data, Mapping) or not _whole(data.get(number)):
+        return None
+    texts = [data.get(name) for name in names]
+    if not all(isinstance(t, str) for t in texts):
+        return None
+    return int(data[number]), [str(t) for t in texts]
 
 
 def _list(value: Any) -> list[Any]:
