@@ -25,6 +25,7 @@ from ci_agent.errors import CiAgentError, ExitCode, UsageError
 
 if TYPE_CHECKING:  # the engine is imported when the verb runs, not when the CLI starts
     from ci_agent.engine.attempt import Outcome, Plan
+    from ci_agent.engine.ledger import Ledger
     from ci_agent.llm.client import ModelClient
     from ci_agent.llm.types import ModelSettings
 
@@ -147,6 +148,7 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
                     client_factory: Callable[[], ModelClient] | None = None) -> int:
     """The `fix` verb. `client_factory` replaces the Anthropic client (tests script one)."""
     from ci_agent.engine.attempt import identity, run_fix
+    from ci_agent.engine.dry_run import DryRunLedger
     from ci_agent.engine.ledger import GitLedger
     from ci_agent.engine.seams import API_KEY_ENV, model_settings, real_seams
     from ci_agent.engine.summary import summary_markdown
@@ -169,7 +171,10 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
         raise UsageError(f"{API_KEY_ENV} is not set; it is needed to ask Claude (--dry-run needs no key)")
     seams = real_seams(settings, environ, redactor, client_factory)
     emit = _Events(args.json, redact)
-    outcome = run_fix(plan, settings, seams, emit, GitLedger(plan.repo, plan.fix_branch, identity(settings)))
+    ledger: Ledger = GitLedger(plan.repo, plan.fix_branch, identity(settings))
+    if args.dry_run:  # the local platform's writes are its side records: a dry run keeps none
+        ledger = DryRunLedger(ledger)
+    outcome = run_fix(plan, settings, seams, emit, ledger)
     if outcome.request is not None:
         _print_request(outcome, emit, args.json)
         return int(outcome.exit_code)

@@ -177,10 +177,10 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
     _emit_distilled(emit, first)
     budget = assess(ledger.events(), settings.budget.max_attempts)
     if not first.red:
-        if budget.consecutive_failures and not plan.dry_run:
+        if budget.consecutive_failures:
             ledger.record(tip, lambda _: Reset(ResetReason.GREEN_RUN))
         return Outcome("nothing_to_do", ExitCode.OK, plan.fix_branch, first.report, message="nothing fails")
-    if plan.retry and not plan.dry_run:
+    if plan.retry:
         ledger.record(tip, lambda _: Reset(ResetReason.RETRY))
         budget = assess(ledger.events(), settings.budget.max_attempts)
     outcome = Outcome("escalated", ExitCode.BUDGET_EXHAUSTED, plan.fix_branch, first.report,

@@ -2,6 +2,9 @@
 been sent to the model, as a person reads it (system text, the user turn, the tools offered), and
 its size. Pure functions of the request body; the platforms print them (redacted) in the job log.
 
+And what a dry run writes: nothing. `DryRunLedger` stands in for the ledger of `fix --local
+--dry-run`, so the attempt engine records as always and no side record reaches the repository.
+
 The token figure is an estimate (about four bytes of English text or code per token): the exact
 count needs the model's tokenizer, and a dry run sends nothing anywhere to ask for it.
 """
@@ -11,6 +14,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+
+from ci_agent.engine.budget import Event
+from ci_agent.engine.ledger import Build, Ledger
+from ci_agent.engine.state import Recorded
 
 BYTES_PER_TOKEN = 4
 
@@ -57,3 +64,22 @@ def request_text(request: Mapping[str, Any]) -> str:
     """The request as a person reads it in a job log."""
     return (f"--- system ---\n{system_text(request)}\n\n--- user ---\n{user_text(request)}\n\n"
             f"--- tools: {', '.join(tool_names(request))} ---\n")
+
+
+
+class DryRunLedger:
+    """Reads what `ledger` holds; keeps what would have been recorded in `would_record`, in memory
+    only, and never shows it to `events` (a dry run counts the budget as the real run would find
+    it, and what it prints must not depend on writes that never happen)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+        self.would_record: list[tuple[str, Event]] = []
+
+    def events(self) -> list[Event]:
+        return self._ledger.events()
+
+    def record(self, head: str, build: Build) -> Recorded:
+        event = build(self.events())
+        self.would_record.append((head, event))
+        return Recorded(event, "")
