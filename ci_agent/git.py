@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from ci_agent.errors import CiAgentError
 from ci_agent.proc import Result, run
@@ -47,6 +48,14 @@ def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+class GitOptions(TypedDict, total=False):
+    """The keyword options of `git`, so that `git_ok` takes exactly the same ones."""
+
+    stdin: str | None
+    timeout: float
+    env: Mapping[str, str] | None
+
+
 def git(
     repo: str | Path,
     args: Sequence[str],
@@ -59,18 +68,12 @@ def git(
     return run(["git", *_PINNED, *args], cwd=repo, timeout=timeout, env=_env(env), stdin=stdin)
 
 
-def git_ok(
-    repo: str | Path,
-    args: Sequence[str],
-    *,
-    stdin: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    env: Mapping[str, str] | None = None,
-) -> str:
-    """Run `git ARGS` and return stdout; raise GitError with git's stderr when it fails."""
-    result = git(repo, args, stdin=stdin, timeout=timeout, env=env)
+def git_ok(repo: str | Path, args: Sequence[str], **options: Unpack[GitOptions]) -> str:
+    """Run `git ARGS` (options as for `git`) and return stdout; raise GitError with git's stderr
+    when it fails."""
+    result = git(repo, args, **options)
     if result.timed_out:
-        raise GitError(f"git {args[0]} timed out after {timeout:g} s")
+        raise GitError(f"git {args[0]} timed out after {options.get('timeout', DEFAULT_TIMEOUT):g} s")
     if result.returncode != 0:
         detail = (result.stderr or result.stdout).strip() or f"exit code {result.returncode}"
         raise GitError(f"git {args[0]} failed: {detail}")

@@ -235,22 +235,27 @@ def choose_repo_root(explicit: str | None, git_root: str | None, files: list[str
 
 # --------------------------------------------------------------------------- stack frames
 
-# `at M() in F:line N` in any language: `bei ... in ...:Zeile N`, `à ... dans ...:ligne N`,
-# `en ... en ...:línea N`, `在 ... 位置 ...:行号 N`; MTP prints `in F:N` without the word.
-_DOTNET_FRAME_RE = re.compile(
-    r"^\s*(?P<at>[^\W\d]\w*)\s+(?P<method>\S.*?)\s+(?P<in>[^\W\d]\w*)\s+"
-    r"(?P<file>(?:[A-Za-z]:)?[^:]+?):(?:[^\W\d_]+\s?)?(?P<line>\d+)\s*$"
+# The frame shapes, in the order they are tried, each with whether its file is a bare name
+# (Java's `F.java`: which folder it lies in is unknown, so it is never located).
+_FRAME_SHAPES: tuple[tuple[re.Pattern[str], bool], ...] = (
+    # Python traceback: `File "f.py", line N, in m`
+    (re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<method>.+))?\s*$'), False),
+    # pytest's short traceback: `f.py:N: in m`
+    (re.compile(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+):\s*(?:in\s+(?P<method>\S+))?.*$"), False),
+    # Java: `at pkg.C.m(C.java:N)`
+    (re.compile(r"^\s*at\s+(?P<method>[\w$.<>/]+)\((?P<file>[^():]+\.\w+):(?P<line>\d+)\)\s*$"), True),
+    # Node: `at fn (file:line:col)` or `at file:line:col`.
+    (re.compile(r"^\s*at\s+(?:(?P<method>[^()]+?)\s+\()?(?P<file>(?:[A-Za-z]:)?[^():]+?):(?P<line>\d+):\d+\)?\s*$"),
+     False),
+    # .NET `at M() in F:line N` in any language: `bei ... in ...:Zeile N`, `à ... dans ...:ligne N`,
+    # `en ... en ...:línea N`, `在 ... 位置 ...:行号 N`; MTP prints `in F:N` without the word.
+    (re.compile(r"^\s*(?P<at>[^\W\d]\w*)\s+(?P<method>\S.*?)\s+(?P<in>[^\W\d]\w*)\s+"
+                r"(?P<file>(?:[A-Za-z]:)?[^:]+?):(?:[^\W\d_]+\s?)?(?P<line>\d+)\s*$"), False),
 )
+# A .NET frame without a file (no PDB): `at M()` in any language.
 _DOTNET_BARE_FRAME_RE = re.compile(r"^\s*(?P<at>[^\W\d]\w*)\s+(?P<method>[\w.`<>\[\],+$|]+\(.*\))\s*$")
-_JAVA_FRAME_RE = re.compile(r"^\s*at\s+(?P<method>[\w$.<>/]+)\((?P<file>[^():]+\.\w+):(?P<line>\d+)\)\s*$")
-# Node: `at fn (file:line:col)` or `at file:line:col`.
-_JS_FRAME_RE = re.compile(
-    r"^\s*at\s+(?:(?P<method>[^()]+?)\s+\()?(?P<file>(?:[A-Za-z]:)?[^():]+?):(?P<line>\d+):\d+\)?\s*$"
-)
 # Vendored or runtime code that can sit inside the checkout or look like a relative path.
 _VENDORED_RE = re.compile(r"(?:^|[\\/])node_modules[\\/]|^(?:node:|internal/)")
-_PY_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<method>.+))?\s*$')
-_PYTEST_FRAME_RE = re.compile(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+):\s*(?:in\s+(?P<method>\S+))?.*$")
 # Frames of test frameworks and the runtime are never the code under test, even with `/_/` paths.
 _FRAMEWORK_PREFIXES = (
     "System.", "Microsoft.", "Xunit.", "NUnit.", "FluentAssertions.", "Shouldly.", "Moq.", "Castle.",
@@ -271,13 +276,13 @@ class Frame:
 def parse_frame(line: str, paths: RepoPaths) -> Frame | None:
     """One stack-trace line as a Frame, or None when it is not a frame (banners, `---`)."""
     stripped = line.strip()
-    for regex in (_PY_FRAME_RE, _PYTEST_FRAME_RE, _JAVA_FRAME_RE, _JS_FRAME_RE, _DOTNET_FRAME_RE):
+    for regex, bare_file in _FRAME_SHAPES:
         m = regex.match(stripped)
         if m is None:
             continue
         method = m.groupdict().get("method")
         printed = m.group("file")
-        if regex is _JAVA_FRAME_RE:  # a bare file name: which folder is unknown
+        if bare_file:
             return Frame(stripped, method, printed, int(m.group("line")), False)
         located = paths.locate(printed)
         # A file under the repo root is project code whatever its namespace. `/_/` and relative
