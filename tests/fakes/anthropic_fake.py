@@ -28,7 +28,7 @@ from typing import Any
 
 from tests.fakes import breakage
 from tests.fakes.breakage import DEFAULT_HOLD_S, Broken, hits, send_broken
-from tests.fakes.loopback import Loopback, QuietHandler
+from tests.fakes.loopback import Loopback, QuietHandler, Served
 
 MESSAGES = "/v1/messages"
 MAX_CACHE_BREAKPOINTS = 4
@@ -250,7 +250,7 @@ def validate(body: Any) -> str | None:
     return None
 
 
-class AnthropicFake:
+class AnthropicFake(Served):
     """Use as a context manager (or via the `anthropic_fake` fixture)."""
 
     def __init__(self) -> None:
@@ -265,17 +265,11 @@ class AnthropicFake:
             ("POST", MESSAGES): self._messages,
         }
         self._loopback = Loopback(_handler_for(self))
+        self._loopbacks = (self._loopback,)
 
     @property
     def base_url(self) -> str:
         return self._loopback.url
-
-    def __enter__(self) -> AnthropicFake:
-        self._loopback.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._loopback.stop()
 
     def reply(self, *replies: Reply | Script) -> None:
         """Queue replies, used in order, one per valid request."""

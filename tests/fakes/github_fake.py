@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fakes.breakage import DEFAULT_HOLD_S, DROP, Broken, hits, send_broken
-from tests.fakes.loopback import Loopback, QuietHandler
+from tests.fakes.loopback import Loopback, QuietHandler, Served
 
 DOCS = "https://docs.github.com/rest"
 
@@ -112,7 +112,7 @@ class Run:
     created_at: str = "2026-01-01T00:00:00Z"
 
 
-class GitHubFake:
+class GitHubFake(Served):
     """Use as a context manager. `tokens` maps a token to the login it acts as; logins in
     `integration_logins` are bots for which `GET /user` is refused (GITHUB_TOKEN, App tokens)."""
 
@@ -144,6 +144,7 @@ class GitHubFake:
         self._lock = threading.Lock()
         self._api = Loopback(_handler(self, "api"))
         self._storage = Loopback(_handler(self, "storage"))
+        self._loopbacks = (self._api, self._storage)
         r = rf"/repos/{re.escape(owner)}/{re.escape(repo)}"
         table: list[tuple[str, str, Callable[..., Reply]]] = [
             ("GET", "/user", self._user),
@@ -189,15 +190,6 @@ class GitHubFake:
     @property
     def storage_url(self) -> str:
         return self._storage.url
-
-    def __enter__(self) -> GitHubFake:
-        self._api.start()
-        self._storage.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._api.stop()
-        self._storage.stop()
 
     # -- test setup helpers ------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from tests.fakes.gitlab_fake_routes import (
     not_found,
     project_route,
 )
-from tests.fakes.loopback import Loopback, QuietHandler
+from tests.fakes.loopback import Loopback, QuietHandler, Served
 
 __all__ = ["Call", "FakeJob", "Fault", "GitLabFake", "Recorded", "Reply", "error", "forbidden",
            "not_found", "rate_limited", "server_error"]
@@ -96,7 +96,7 @@ def server_error(status: int = 502) -> Reply:
                  {"content-type": "text/html"})
 
 
-class GitLabFake(CommandRoutes):
+class GitLabFake(CommandRoutes, Served):
     """Use as a context manager. `origin` is the bare repository branches are checked against
     (MR source/target, pipeline refs); without it every branch exists."""
 
@@ -112,6 +112,7 @@ class GitLabFake(CommandRoutes):
         self.add_token("glpat-bot", "project_42_bot_abc", "project")
         self.add_token("job-token-1", "maint", "job")
         self._loopback = Loopback(_handler(self))
+        self._loopbacks = (self._loopback,)
         P = project_route
         table: list[tuple[str, str, Callable[..., Any]]] = [
             ("GET", f"{API}/user", self.r_user),
@@ -149,13 +150,6 @@ class GitLabFake(CommandRoutes):
     @property
     def url(self) -> str:
         return self._loopback.url
-
-    def __enter__(self) -> GitLabFake:
-        self._loopback.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._loopback.stop()
 
     # -- test setup --------------------------------------------------------------------------
 

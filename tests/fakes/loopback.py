@@ -8,7 +8,7 @@ import json
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 POLL_S = 0.02  # how often serve_forever looks for the shutdown request
 
@@ -42,6 +42,21 @@ class Loopback:
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(timeout=5)
+
+
+class Served:
+    """A fake served on its loopback servers (`_loopbacks`) while used as a context manager."""
+
+    _loopbacks: tuple[Loopback, ...]
+
+    def __enter__(self) -> Self:
+        for loopback in self._loopbacks:
+            loopback.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for loopback in self._loopbacks:
+            loopback.stop()
 
 
 class QuietHandler(BaseHTTPRequestHandler):
