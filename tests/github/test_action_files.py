@@ -5,24 +5,31 @@ the image and the action pinned to the package version)."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import re
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from ci_agent import __version__
 from ci_agent.cli import init, stacks
 from ci_agent.cli.workflows import WorkflowFile
 from ci_agent.platforms.github import env as cienv
 from tests.conftest import REPO_ROOT
+from tests.github.workflow_checks import (
+    assert_defaults_mean_the_code_defaults,
+    assert_every_suppression_says_why,
+    assert_least_privilege,
+    assert_runs_the_versioned_image,
+    bare,
+    fields_changed_by,
+    load,
+    on,
+    schema_check,
+    where,
+    zizmor,
+)
 
 ACTION = REPO_ROOT / "actions" / "fix" / "action.yml"
 PIPELINES = REPO_ROOT / "pipelines" / "github"
@@ -32,29 +39,12 @@ WORKFLOWS = (INLINE, ON_FAILURE)
 README = REPO_ROOT / "README.md"
 # The outputs of the contract between the helpers of issue 5 (no code constant lists them yet).
 CONTRACT_OUTPUTS = ("outcome", "attempt", "branch", "pr_number", "pr_url", "tokens")
-# What a fix job may ask for, and nothing else (no write-all, no packages, no id-token...).
-ALLOWED_PERMISSIONS = {"contents": {"write"}, "pull-requests": {"write"}, "issues": {"write"},
-                       "actions": {"read", "write"}}
-
-
-def _load(path: Path) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert isinstance(data, dict)
-    return data
-
-
-def _on(workflow: Mapping[Any, Any]) -> Any:
-    return workflow.get("on", workflow.get(True))  # YAML 1.1 reads the key `on` as true
 
 
 def _steps(workflow: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     for job_id, job in workflow["jobs"].items():
         for step in job.get("steps", []):
             yield job_id, step
-
-
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +68,12 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_action_validates_against_the_published_action_schema() -> None:
-    result = _run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-actions",
-                   str(ACTION)])
+    result = schema_check("vendor.github-actions", [ACTION])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_workflows_validate_against_the_published_workflow_schema(rendered: list[Path]) -> None:
-    result = _run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
-                   *map(str, WORKFLOWS), *map(str, rendered)])
+    result = schema_check("vendor.github-workflows", [*WORKFLOWS, *rendered])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -93,50 +81,30 @@ def test_the_schema_check_rejects_a_broken_action(tmp_path: Path) -> None:
     """The control: the built-in schema really is applied (an unknown `runs.using` fails)."""
     broken = tmp_path / "action.yml"
     broken.write_text(ACTION.read_text().replace("using: docker", "using: dockerish"))
-    result = _run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-actions",
-                   str(broken)])
-    assert result.returncode != 0
-
-
-def _zizmor(paths: list[Path]) -> list[dict[str, Any]]:
-    zizmor = shutil.which("zizmor")
-    if zizmor is None:
-        pytest.fail("zizmor is not installed: it comes with the test extra")
-    result = _run([zizmor, "--offline", "--no-exit-codes", "--format", "json", *map(str, paths)])
-    assert result.returncode == 0, result.stderr
-    findings: list[dict[str, Any]] = json.loads(result.stdout)
-    return findings
+    assert schema_check("vendor.github-actions", [broken]).returncode != 0
 
 
 def test_zizmor_finds_nothing_in_the_action_and_the_workflows(rendered: list[Path]) -> None:
-    findings = _zizmor([ACTION, *WORKFLOWS, *rendered])
-    assert [(f["ident"], f["locations"][0]["symbolic"]["key"]) for f in findings] == []
+    assert where(zizmor([ACTION, *WORKFLOWS, *rendered])) == []
 
 
 def test_zizmor_really_audits_them(tmp_path: Path) -> None:
     """The control: without our inline suppressions zizmor does flag the workflow_run trigger,
     so the clean result above comes from reasoned suppressions, not from an audit that never ran."""
-    bare = tmp_path / "on-failure.yml"
-    bare.write_text(re.sub(r" # zizmor: ignore\[[^\]]+\][^\n]*", "", ON_FAILURE.read_text()))
-    idents = {f["ident"] for f in _zizmor([bare])}
+    idents = {f["ident"] for f in zizmor([bare(ON_FAILURE, tmp_path / "on-failure.yml")])}
     assert "dangerous-triggers" in idents
 
 
 def test_every_zizmor_suppression_says_why() -> None:
-    for path in (ACTION, *WORKFLOWS):
-        for line in path.read_text().splitlines():
-            if "zizmor: ignore" in line:
-                reason = re.search(r"zizmor: ignore\[[a-z-]+\](.*)", line)
-                words = reason.group(1).split() if reason else []
-                assert len(words) >= 6, f"{path.name}: a suppression without its reason: {line.strip()}"
+    assert_every_suppression_says_why((ACTION, *WORKFLOWS))
 
 
 def test_the_workflow_run_reason_holds_no_fork_code_is_checked_out_or_run() -> None:
     """The suppression of dangerous-triggers says: no fork code is checked out or run with
     secrets. That is true when the only checkout is conditioned on the head repository being
     this one, the job runs only on failures and green fix-branch runs, and no step runs a command at all."""
-    workflow = _load(ON_FAILURE)
-    assert _on(workflow)["workflow_run"]["types"] == ["completed"]
+    workflow = load(ON_FAILURE)
+    assert on(workflow)["workflow_run"]["types"] == ["completed"]
     (job,) = workflow["jobs"].values()
     # Failed runs, and green runs of our own fix branches or attempt commits (to close the
     # cycle). A fork can name a branch `ci-agent/fix/x` or write our trailer too: the checkout
@@ -156,14 +124,14 @@ def test_the_workflow_run_reason_holds_no_fork_code_is_checked_out_or_run() -> N
 
 
 def test_inline_fix_step_runs_on_failure_and_never_for_fork_pull_requests() -> None:
-    workflow = _load(INLINE)
+    workflow = load(INLINE)
     (fix,) = [s for _, s in _steps(workflow) if "ci-agent/actions/fix@" in str(s.get("uses", ""))]
     condition = " ".join(fix["if"].split())
     assert condition.startswith("(failure() || (success() && startsWith(github.head_ref || github.ref_name, "
                                 "'ci-agent/fix/'))) &&"), "after a failed step, or a fix branch's green job"
     assert "github.event.pull_request.head.repo.full_name == github.repository" in condition
     assert fix["with"]["job_status"] == "${{ job.status }}", "the step tells which of the two it is"
-    assert "workflow_dispatch" in _on(workflow)  # GITHUB_TOKEN pushes are re-run by dispatch
+    assert "workflow_dispatch" in on(workflow)  # GITHUB_TOKEN pushes are re-run by dispatch
     assert fix["with"]["ci_workflow"] == INLINE.name
 
 
@@ -172,18 +140,12 @@ def test_inline_fix_step_runs_on_failure_and_never_for_fork_pull_requests() -> N
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_permissions_are_least_privilege(path: Path) -> None:
-    workflow = _load(path)
-    assert workflow["permissions"] == {}, "nothing at the top level; each job asks for its own"
-    for job_id, job in workflow["jobs"].items():
-        permissions = job["permissions"]
-        assert isinstance(permissions, dict), f"{job_id}: permissions must be listed, not write-all"
-        for scope, level in permissions.items():
-            assert level in ALLOWED_PERMISSIONS.get(scope, set()), f"{job_id}: {scope}: {level}"
+    assert_least_privilege(load(path))
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_one_fix_at_a_time_per_source_branch(path: Path) -> None:
-    workflow = _load(path)
+    workflow = load(path)
     for job in workflow["jobs"].values():
         concurrency = job.get("concurrency", workflow.get("concurrency"))
         assert concurrency is not None
@@ -196,13 +158,13 @@ def test_no_expression_inside_a_run_script(rendered: list[Path]) -> None:
     """Untrusted values (branch names, titles) reach commands through `env:` only; our templates
     need no expression in `run:` at all."""
     for path in (*WORKFLOWS, *rendered):
-        for job_id, step in _steps(_load(path)):
+        for job_id, step in _steps(load(path)):
             assert "${{" not in str(step.get("run", "")), f"{path.name}: {job_id}: {step.get('name')}"
 
 
 def test_pipes_keep_the_exit_status() -> None:
     """`| tee` would hide a failed build unless bash runs with pipefail (`shell: bash` does)."""
-    for _, step in _steps(_load(INLINE)):
+    for _, step in _steps(load(INLINE)):
         if "|" in str(step.get("run", "")):
             assert step.get("shell") == "bash"
 
@@ -211,15 +173,11 @@ def test_pipes_keep_the_exit_status() -> None:
 
 
 def _action() -> dict[str, Any]:
-    return _load(ACTION)
+    return load(ACTION)
 
 
 def test_the_action_runs_the_versioned_image_with_fix_github() -> None:
-    runs = _action()["runs"]
-    assert runs["using"] == "docker"
-    assert runs["image"] == f"docker://ghcr.io/ci-agent/ci-agent:{__version__}"
-    assert runs["args"] == ["fix", "--github"]
-    assert "image: ../../Dockerfile" in ACTION.read_text(), "the from-source alternative is documented"
+    assert_runs_the_versioned_image(ACTION, ["fix", "--github"])
 
 
 def test_the_workflows_use_the_action_of_this_version(rendered: list[Path]) -> None:
@@ -241,23 +199,14 @@ _NON_DEFAULT = {"anthropic_api_key": "sk-test", "github_token": "ghs_test", "bui
 
 @pytest.mark.parametrize("name", cienv.INPUT_NAMES)
 def test_every_input_is_read_by_action_inputs(name: str) -> None:
-    base = {cienv.input_env_name("anthropic_api_key"): "sk-base"}
-    before = cienv.action_inputs(base)
-    after = cienv.action_inputs({**base, cienv.input_env_name(name): _NON_DEFAULT[name]})
-    changed = [f.name for f in dataclasses.fields(after) if getattr(after, f.name) != getattr(before, f.name)]
-    assert changed == [_FIELDS.get(name, name)]
+    assert fields_changed_by(name, _NON_DEFAULT[name]) == [_FIELDS.get(name, name)]
 
 
 _FIELDS = {"github_token": "token"}  # the field is forge-neutral: GitLab's token lands there too
 
 
 def test_action_defaults_mean_what_the_code_defaults_to() -> None:
-    """The runner passes each default as INPUT_*; read by the code they give its own defaults."""
-    env = {cienv.input_env_name(name): str(spec["default"]) for name, spec in _action()["inputs"].items()
-           if "default" in spec and "${{" not in str(spec["default"])}
-    assert cienv.action_inputs(env) == cienv.action_inputs({})
-    assert _action()["inputs"]["github_token"]["default"] == "${{ github.token }}"
-    assert _action()["inputs"]["anthropic_api_key"]["required"] is True
+    assert_defaults_mean_the_code_defaults(_action())
 
 
 def test_every_input_and_output_has_a_description() -> None:

@@ -5,26 +5,23 @@ pinned to the package version, the packaged template identical, the README docum
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
 import shutil
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from ci_agent import __version__
 from ci_agent.cli import init, stacks
 from ci_agent.cli.workflows import WorkflowFile
 from ci_agent.platforms.github import env as cienv
 from tests.conftest import REPO_ROOT
+from tests.github import workflow_checks as checks
 
 ACTION = REPO_ROOT / "actions" / "command" / "action.yml"
 FIX_ACTION = REPO_ROOT / "actions" / "fix" / "action.yml"
@@ -35,30 +32,13 @@ README_HEADING = "### Slash commands on GitHub"
 # `mode` too: commands must act like the fix workflow (apply answers a propose-mode proposal).
 COMMAND_INPUTS = ("anthropic_api_key", "github_token", "test_results", "verify", "mode", "max_attempts",
                   "model", "config", "ci_workflow", "draft")
-ALLOWED_PERMISSIONS = {"contents": {"write"}, "pull-requests": {"write"}, "issues": {"write"},
-                       "actions": {"read", "write"}}
 CHECKOUT = "actions/checkout@"
 OUR_ACTION = "ci-agent/ci-agent/actions/command@"
-
-
-def _load(path: Path) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert isinstance(data, dict)
-    return data
-
-
-def _on(workflow: Mapping[Any, Any]) -> Any:
-    return workflow.get("on", workflow.get(True))  # YAML 1.1 reads the key `on` as true
 
 
 def _steps(workflow: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     for job in workflow["jobs"].values():
         yield from job.get("steps", [])
-
-
-def _run(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    kwargs.setdefault("cwd", REPO_ROOT)
-    return subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -79,14 +59,12 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_action_validates_against_the_published_action_schema() -> None:
-    result = _run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-actions",
-                   str(ACTION)])
+    result = checks.schema_check("vendor.github-actions", [ACTION])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_workflow_validates_against_the_published_workflow_schema(rendered: list[Path]) -> None:
-    result = _run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
-                   str(WORKFLOW), *map(str, rendered)])
+    result = checks.schema_check("vendor.github-workflows", [WORKFLOW, *rendered])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -94,58 +72,34 @@ def test_the_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
     """The control: the schema is applied (a misspelt trigger fails)."""
     broken = tmp_path / "command.yml"
     broken.write_text(WORKFLOW.read_text().replace("pull_request_review_comment:", "review_comment:", 1))
-    result = _run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
-                   str(broken)])
-    assert result.returncode != 0
-
-
-def _zizmor(paths: list[Path], persona: str = "regular") -> list[dict[str, Any]]:
-    zizmor = shutil.which("zizmor")
-    if zizmor is None:
-        pytest.fail("zizmor is not installed: it comes with the test extra")
-    result = _run([zizmor, "--offline", "--persona", persona, "--no-exit-codes", "--format", "json",
-                   *map(str, paths)])
-    assert result.returncode == 0, result.stderr
-    findings: list[dict[str, Any]] = json.loads(result.stdout)
-    return findings
+    assert checks.schema_check("vendor.github-workflows", [broken]).returncode != 0
 
 
 @pytest.mark.parametrize("persona", ["regular", "pedantic"])
 def test_zizmor_finds_nothing(rendered: list[Path], persona: str) -> None:
-    findings = _zizmor([ACTION, WORKFLOW, *rendered], persona)
-    assert [(f["ident"], f["locations"][0]["symbolic"]["key"]) for f in findings] == []
-
-
-def _bare(path: Path, target: Path) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(re.sub(r" # zizmor: ignore\[[^\]]+\][^\n]*", "", path.read_text()))
-    return target
+    assert checks.where(checks.zizmor([ACTION, WORKFLOW, *rendered], persona)) == []
 
 
 def test_zizmor_really_audits_them(tmp_path: Path) -> None:
     """The control: without our suppressions zizmor flags the comment trigger, the persisted
     credentials and the tag-pinned action (and, pedantic, the tag-pinned image); the clean result
     comes from reasoned suppressions, not from an audit that never ran."""
-    workflow = _bare(WORKFLOW, tmp_path / "command.yml")
-    action = _bare(ACTION, tmp_path / "action" / "action.yml")
-    assert {"dangerous-triggers", "artipacked", "unpinned-uses"} <= {f["ident"] for f in _zizmor([workflow])}
-    assert "unpinned-images" in {f["ident"] for f in _zizmor([action], "pedantic")}
+    workflow = checks.bare(WORKFLOW, tmp_path / "command.yml")
+    action = checks.bare(ACTION, tmp_path / "action" / "action.yml")
+    found = {f["ident"] for f in checks.zizmor([workflow])}
+    assert {"dangerous-triggers", "artipacked", "unpinned-uses"} <= found
+    assert "unpinned-images" in {f["ident"] for f in checks.zizmor([action], "pedantic")}
 
 
 def test_every_zizmor_suppression_says_why() -> None:
-    for path in (ACTION, WORKFLOW):
-        for line in path.read_text().splitlines():
-            if "zizmor: ignore" in line:
-                reason = re.search(r"zizmor: ignore\[[a-z-]+\](.*)", line)
-                words = reason.group(1).split() if reason else []
-                assert len(words) >= 6, f"{path.name}: a suppression without its reason: {line.strip()}"
+    checks.assert_every_suppression_says_why((ACTION, WORKFLOW))
 
 
 # --------------------------------------------------------------------------- the reasons hold
 
 
 def _workflow() -> dict[str, Any]:
-    return _load(WORKFLOW)
+    return checks.load(WORKFLOW)
 
 
 def _job() -> dict[str, Any]:
@@ -155,7 +109,7 @@ def _job() -> dict[str, Any]:
 
 
 def test_triggers_are_new_and_edited_pull_request_comments_only() -> None:
-    assert _on(_workflow()) == {"issue_comment": {"types": ["created", "edited"]},
+    assert checks.on(_workflow()) == {"issue_comment": {"types": ["created", "edited"]},
                                 "pull_request_review_comment": {"types": ["created", "edited"]}}
 
 
@@ -207,8 +161,8 @@ def _lookup(tmp_path: Path, answer: str, code: int = 0) -> tuple[int, str]:
     script = tmp_path / "lookup.sh"
     script.write_text(step["run"])
     # How the runner runs `shell: bash`: bash --noprofile --norc -eo pipefail {0}
-    result = _run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=tmp_path,
-                  env=_fake_gh(tmp_path, answer, code))
+    result = checks.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=tmp_path,
+                        env=_fake_gh(tmp_path, answer, code))
     output = tmp_path / "output"
     return result.returncode, output.read_text() if output.exists() else ""
 
@@ -242,7 +196,7 @@ def test_the_lookup_jq_reads_the_rest_shape() -> None:
     assert program is not None
     for repo, expected in (({"full_name": "octo/app"}, "octo/app"), (None, "-")):
         pull = {"number": 7, "head": {"ref": "x", "sha": "a" * 40, "repo": repo}}
-        result = _run([jq, "-r", program.group(1)], input=json.dumps(pull))
+        result = checks.run([jq, "-r", program.group(1)], input=json.dumps(pull))
         assert result.stdout.strip() == f"{expected} {'a' * 40}"
 
 
@@ -250,13 +204,7 @@ def test_the_lookup_jq_reads_the_rest_shape() -> None:
 
 
 def test_permissions_are_least_privilege() -> None:
-    workflow = _workflow()
-    assert workflow["permissions"] == {}, "nothing at the top level; the job asks for its own"
-    for job_id, job in workflow["jobs"].items():
-        permissions = job["permissions"]
-        assert isinstance(permissions, dict), f"{job_id}: permissions must be listed, not write-all"
-        for scope, level in permissions.items():
-            assert level in ALLOWED_PERMISSIONS.get(scope, set()), f"{job_id}: {scope}: {level}"
+    checks.assert_least_privilege(_workflow())
 
 
 def test_one_command_at_a_time_per_pull_request() -> None:
@@ -269,7 +217,7 @@ def test_no_expression_inside_a_run_script(rendered: list[Path]) -> None:
     """The comment body, branch names and titles are attacker-controlled: values reach scripts
     through `env:` only, and the templates need no expression in `run:` at all."""
     for path in (WORKFLOW, *rendered):
-        for step in _steps(_load(path)):
+        for step in _steps(checks.load(path)):
             assert "${{" not in str(step.get("run", "")), f"{path.name}: {step.get('name')}"
             for value in (step.get("env") or {}).values():
                 assert "comment.body" not in str(value) and "head_ref" not in str(value)
@@ -279,16 +227,13 @@ def test_no_expression_inside_a_run_script(rendered: list[Path]) -> None:
 
 
 def _action() -> dict[str, Any]:
-    return _load(ACTION)
+    return checks.load(ACTION)
 
 
 def test_the_action_runs_the_versioned_image_with_command_github() -> None:
-    runs = _action()["runs"]
-    assert runs["using"] == "docker"
-    assert runs["image"] == f"docker://ghcr.io/ci-agent/ci-agent:{__version__}"
-    assert runs["image"] == _load(FIX_ACTION)["runs"]["image"], "the same image as actions/fix"
-    assert runs["args"] == ["command", "--github"]
-    assert "image: ../../Dockerfile" in ACTION.read_text(), "the from-source alternative is documented"
+    checks.assert_runs_the_versioned_image(ACTION, ["command", "--github"])
+    fix_image = checks.load(FIX_ACTION)["runs"]["image"]
+    assert _action()["runs"]["image"] == fix_image, "the same image as actions/fix"
 
 
 def test_the_workflows_use_the_action_of_this_version(rendered: list[Path]) -> None:
@@ -310,23 +255,15 @@ _NON_DEFAULT = {"anthropic_api_key": "sk-test", "github_token": "ghs_test", "tes
 
 @pytest.mark.parametrize("name", COMMAND_INPUTS)
 def test_every_input_is_read_by_action_inputs(name: str) -> None:
-    base = {cienv.input_env_name("anthropic_api_key"): "sk-base"}
-    before = cienv.action_inputs(base)
-    after = cienv.action_inputs({**base, cienv.input_env_name(name): _NON_DEFAULT[name]})
-    changed = [f.name for f in dataclasses.fields(after) if getattr(after, f.name) != getattr(before, f.name)]
-    assert changed == [{"github_token": "token"}.get(name, name)]
+    assert checks.fields_changed_by(name, _NON_DEFAULT[name]) == [{"github_token": "token"}.get(name, name)]
 
 
 def test_action_defaults_mean_what_the_code_defaults_to() -> None:
-    env = {cienv.input_env_name(name): str(spec["default"]) for name, spec in _action()["inputs"].items()
-           if "default" in spec and "${{" not in str(spec["default"])}
-    assert cienv.action_inputs(env) == cienv.action_inputs({})
-    assert _action()["inputs"]["github_token"]["default"] == "${{ github.token }}"
-    assert _action()["inputs"]["anthropic_api_key"]["required"] is True
+    checks.assert_defaults_mean_the_code_defaults(_action())
 
 
 def test_inputs_mean_what_they_mean_for_actions_fix() -> None:
-    fix = _load(FIX_ACTION)["inputs"]
+    fix = checks.load(FIX_ACTION)["inputs"]
     for name, spec in _action()["inputs"].items():
         assert spec.get("default") == fix[name].get("default"), name
         assert spec.get("required") == fix[name].get("required"), name

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -233,17 +234,22 @@ def test_doctor_warns_about_an_older_action_version(repo: Path) -> None:
     assert any("uses ci-agent v0.0.9" in w for w in warns)
 
 
-@pytest.mark.parametrize(("url", "status"), [
-    ("https://github.com/octo/app.git", doctor.OK),
-    ("git@github.com:octo/app.git", doctor.OK),
-    ("https://x-access-token:ghs_secret@github.com/octo/app", doctor.OK),
-    ("https://gitlab.com/octo/app.git", doctor.WARN),
-    ("/srv/git/app.git", doctor.WARN),
+@pytest.mark.parametrize(("check_remote", "url", "status"), [
+    (doctor.check_remote, "https://github.com/octo/app.git", doctor.OK),
+    (doctor.check_remote, "git@github.com:octo/app.git", doctor.OK),
+    (doctor.check_remote, "https://x-access-token:ghs_secret@github.com/octo/app", doctor.OK),
+    (doctor.check_remote, "https://gitlab.com/octo/app.git", doctor.WARN),
+    (doctor.check_remote, "/srv/git/app.git", doctor.WARN),
+    (doctor.check_gitlab_remote, "https://gitlab.com/acme/shop.git", doctor.OK),
+    (doctor.check_gitlab_remote, "git@gitlab.example.com:acme/platform/shop.git", doctor.OK),
+    (doctor.check_gitlab_remote, "https://oauth2:glpat-secret@gitlab.example.com/acme/shop.git", doctor.OK),
+    (doctor.check_gitlab_remote, "https://github.com/acme/shop.git", doctor.WARN),
 ])
-def test_remote_check(url: str, status: str) -> None:
-    check = doctor.check_remote(url)
+def test_remote_check(check_remote: Callable[[str], doctor.Check], url: str, status: str) -> None:
+    """Each platform's check of the `origin` remote (GitLab's too): its host, never its token."""
+    check = check_remote(url)
     assert check.status == status
-    assert "ghs_secret" not in check.message
+    assert "ghs_secret" not in check.message and "glpat-secret" not in check.message
 
 
 # --------------------------------------------------------------------------- the token

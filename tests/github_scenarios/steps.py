@@ -6,21 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from tests.github_scenarios.harness import FIX_BRANCH, ActionRun, World
-from tests.platform_scenarios.base import with_marker
-from tests.platform_scenarios.steps import (
-    OUTCOMES,
-    RATINGS,
-    WRONG_ORDER,
-    WRONG_SUMMARIES,
-    answer,
-    diff,
-    model_calls,
-    version,
-)
+from tests.platform_scenarios import platforms
+from tests.platform_scenarios.base import OUTCOMES, with_marker
+from tests.platform_scenarios.steps import RATINGS, WRONG_SUMMARIES, answer, diff, model_calls, version
 
-__all__ = ["OUTCOMES", "RATINGS", "WRONG_ORDER", "WRONG_SUMMARIES", "answer", "assert_fix_pr_outputs",
-           "assert_outputs", "diff", "fail_attempts", "model_calls", "status_comments",
-           "the_status_comment", "version"]
+__all__ = ["RATINGS", "WRONG_SUMMARIES", "answer", "assert_fix_pr_outputs", "assert_outputs", "diff",
+           "fail_attempts", "model_calls", "status_comments", "the_status_comment", "version"]
 
 
 def status_comments(world: World, number: int) -> list[dict[str, Any]]:
@@ -51,15 +42,5 @@ def assert_fix_pr_outputs(world: World, run: ActionRun, outcome: str, attempt: i
 def fail_attempts(world: World, count: int) -> list[str]:
     """Attempts 1..count, each a wrong patch on top of the last, each failing the branch's CI.
     Returns the status comment's text after each attempt was pushed."""
-    ci = world.ci("main")
-    current = "broken"
-    said: list[str] = []
-    for name in WRONG_ORDER[:count]:
-        answer(world, current, name, summary=WRONG_SUMMARIES[name])
-        done = world.after_ci(ci)
-        assert done.exit_code == 0 and done.outputs.get("outcome") == "committed", str(done)
-        said.append(the_status_comment(world, world.fix_pull()["number"])["body"])
-        current = name
-        ci = world.ci(FIX_BRANCH)
-        assert ci.conclusion == "failure"
+    said, _ = platforms.fail_attempts(platforms.GitHubPlatform(world), count)
     return said

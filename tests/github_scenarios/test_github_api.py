@@ -10,6 +10,7 @@ from tests.fakes.github_fake import Reply, error, forbidden, rate_limited_429
 from tests.github_scenarios.harness import (
     FIX_BRANCH,
     USER_TOKEN,
+    ActionRun,
     CiRun,
     World,
     refuse_rewinds,
@@ -104,16 +105,22 @@ def test_an_api_that_keeps_failing_is_retried_then_exit_5(world: World, forge_wa
     assert model_calls(world) == 0
 
 
-def test_a_refused_pr_takes_the_push_back_and_a_rerun_makes_the_attempt_again(world: World) -> None:
-    """The job pushed attempt 1, then could not open the PR (403: pull-requests: write missing).
-    No fix branch may stay on origin without its PR: the push is taken back (our commit only).
-    Once the permission is granted, a rerun makes the attempt again and opens the PR."""
+def refused_its_pr(world: World) -> tuple[CiRun, ActionRun]:
+    """The job after a red CI run (its run id 8080) pushes attempt 1, then cannot open the PR
+    (403: pull-requests: write missing): it fails. Returns the CI run and that job."""
     world.inputs["github_token"] = USER_TOKEN
     world.github.inject(forbidden("pull_requests=write"), path=r"/pulls$", method="POST", times=1)
     answer(world, "broken", "fix")
     red = world.ci("main")
     first = world.after_ci(red, run_id=8080)
     assert first.exit_code == ExitCode.EXTERNAL_SERVICE, str(first)
+    return red, first
+
+
+def test_a_refused_pr_takes_the_push_back_and_a_rerun_makes_the_attempt_again(world: World) -> None:
+    """No fix branch may stay on origin without its PR: the push is taken back (our commit only).
+    Once the permission is granted, a rerun makes the attempt again and opens the PR."""
+    red, first = refused_its_pr(world)
     assert first.outputs["outcome"] == "error", "later steps can tell the step failed"
     assert "pull-requests: write" in first.stderr + first.stdout and "taken back" in first.stderr, str(first)
     assert world.origin_branches() == ["main"] and world.github.pulls == {}
@@ -132,12 +139,7 @@ def test_an_attempt_left_without_its_pr_gets_it_from_the_rerun(world: World) -> 
     a protected-branch rule or an outage would), the attempt stays orphaned; the rerun opens its
     PR from the pushed commit without asking the model again."""
     refuse_rewinds(world)
-    world.inputs["github_token"] = USER_TOKEN
-    world.github.inject(forbidden("pull_requests=write"), path=r"/pulls$", method="POST", times=1)
-    answer(world, "broken", "fix")
-    red = world.ci("main")
-    first = world.after_ci(red, run_id=8080)
-    assert first.exit_code == ExitCode.EXTERNAL_SERVICE, str(first)
+    red, first = refused_its_pr(world)
     assert "a rerun opens" in first.stderr, str(first)
     assert FIX_BRANCH in world.origin_branches() and world.github.pulls == {}
     pushed = world.origin_tip(FIX_BRANCH)

@@ -1,15 +1,13 @@
 """Counting attempts on GitHub (DESIGN.md §4.3): a human commit on the fix branch starts a new
-count; a rerun of the same job counts nothing twice."""
+count; the `max_attempts` input is the budget. (The three-failure escalation and the rerun that
+counts nothing twice, the same on GitLab, are in tests/platform_scenarios/test_fix_cycle.py.)"""
 
 from __future__ import annotations
 
+from ci_agent.engine.forge import parse_marker
 from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World
-from tests.github_scenarios.steps import (
-    answer,
-    assert_fix_pr_outputs,
-    fail_attempts,
-    model_calls,
-)
+from tests.github_scenarios.steps import assert_fix_pr_outputs, fail_attempts
+from tests.platform_scenarios.steps import WRONG_SUMMARIES, answer, model_calls
 
 
 def test_a_human_commit_on_the_fix_branch_starts_a_new_count(world: World) -> None:
@@ -30,24 +28,15 @@ def test_a_human_commit_on_the_fix_branch_starts_a_new_count(world: World) -> No
     assert "ci-agent:escalated" not in world.fix_pull()["labels"]
 
 
-def test_a_rerun_of_the_same_job_does_not_count_twice(world: World) -> None:
-    world.inputs["github_token"] = USER_TOKEN
+def test_max_attempts_input_is_the_budget(world: World) -> None:
+    """With `max_attempts: 1` the first failed attempt escalates, and says what it changed."""
+    world.inputs.update(github_token=USER_TOKEN, max_attempts="1")
     fail_attempts(world, 1)
-    red = world.ci_runs[-1]
-    answer(world, "floor", "floor_float", summary="Guard the division.")
-    job = world.after_ci(red, run_id=4242)
-    assert job.exit_code == 0, str(job)
-    assert_fix_pr_outputs(world, job, "committed", attempt=2)
-    tip = world.origin_tip(FIX_BRANCH)
 
-    rerun = world.after_ci(red, run_id=4242, run_attempt=2)
+    run = world.after_ci(world.ci_runs[-1])
 
-    assert rerun.exit_code == 0, str(rerun)
-    assert model_calls(world) == 2, "the rerun asks nobody: its failure was already answered"
-    assert world.origin_tip(FIX_BRANCH) == tip, "and pushes nothing"
-    # the next real failure is attempt 2's: attempt 3 follows, no escalation yet
-    answer(world, "floor_float", "fix")
-    third = world.after_ci(world.ci(FIX_BRANCH))
-    assert third.exit_code == 0, str(third)
-    assert_fix_pr_outputs(world, third, "committed", attempt=3)
-    assert "ci-agent:escalated" not in world.fix_pull()["labels"]
+    assert run.exit_code == 3, str(run)
+    (escalation,) = [b for b in world.created_comments(world.fix_pull()["number"]) if parse_marker(b) is None]
+    assert WRONG_SUMMARIES["floor"] in escalation
+    assert "ci-agent:escalated" in world.fix_pull()["labels"]
+    assert model_calls(world) == 1

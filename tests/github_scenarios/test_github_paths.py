@@ -1,37 +1,12 @@
-"""Inputs are named as a person knows them (issue 13 point 15): the fix pull request's body and the
-model's `inputs:` line never show the runner's temp folders (the cycle's download folder, the
-attempt's worktree), but `job log <id>-<job>.log` and `artifact <name>/<path>`; and a run that
-finds no TRX file says nothing about the default `**/*.trx` glob while it read other inputs."""
+"""Inputs are named as a person knows them (issue 13 point 15), in the inline step: a run that finds
+no TRX file says nothing about the default `**/*.trx` glob while it read other inputs, and a glob
+that matches nothing is said once. (The fix request and the prompt naming fetched inputs without
+temp paths, the same on GitLab: tests/platform_scenarios/test_fix_cycle.py.)"""
 
 from __future__ import annotations
 
-import re
-
 from tests.github_scenarios.harness import USER_TOKEN, World
-from tests.github_scenarios.steps import answer, assert_fix_pr_outputs
-from tests.scenarios import model_scripts as model
-
-TEMP = re.compile(r"/tmp/|ci-agent-cycle-|ci-agent-wt")
-
-
-def test_the_pr_body_and_the_prompt_name_fetched_inputs_without_temp_paths(world: World) -> None:
-    world.inputs["github_token"] = USER_TOKEN
-    answer(world, "broken", "fix")
-    ci = world.ci("main")
-
-    run = world.after_ci(ci)
-
-    assert run.exit_code == 0, str(run)
-    pull = assert_fix_pr_outputs(world, run, "committed", attempt=1)
-    prompt = model.first_user_text(world.api.message_requests[0])
-    (inputs_line,) = [line for line in prompt.splitlines() if line.startswith("inputs: ")]
-    assert f"job log {ci.job_id}-test.log (pytest_console" in inputs_line, inputs_line
-    assert "artifact test-results/junit.xml (junit" in inputs_line, inputs_line
-    for text in (prompt, pull["body"], run.summary):
-        assert not TEMP.search(text), TEMP.search(text)
-        assert str(world.tmp) not in text
-    assert f"job log {ci.job_id}-test.log" in pull["body"]
-    assert "no file matches" not in run.stderr and "no test-result file" not in run.stderr, run.stderr
+from tests.github_scenarios.steps import answer
 
 
 def test_a_glob_that_matches_nothing_is_said_once_in_the_words_given(world: World) -> None:

@@ -7,13 +7,8 @@ from __future__ import annotations
 
 from ci_agent.engine.forge import parse_marker
 from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World
-from tests.github_scenarios.steps import (
-    answer,
-    assert_fix_pr_outputs,
-    model_calls,
-    the_status_comment,
-    version,
-)
+from tests.github_scenarios.steps import assert_fix_pr_outputs, the_status_comment
+from tests.platform_scenarios.steps import answer, model_calls, version
 from tests.scenarios.sample_repos import PYTHON
 
 

@@ -1,43 +1,14 @@
-"""Runs that go wrong half-way and runs from other places: a job that dies on the model service is
-rerun and counts its CI failure once; inline mode on the fix branch carries on the cycle; a
-source pull request listed in the workflow_run payload gets the status comment too."""
+"""Runs from other places: inline mode on the fix branch carries on the cycle; a source pull
+request listed in the workflow_run payload gets the status comment too. (A job that dies on the
+model service and is rerun, the same on GitLab: tests/platform_scenarios/test_fix_cycle.py.)"""
 
 from __future__ import annotations
 
-from ci_agent.errors import ExitCode
-from tests.fakes.anthropic_fake import Fault
 from tests.github_scenarios.harness import FIX_BRANCH, USER_TOKEN, World, open_person_pr, same_repo_pr
-from tests.github_scenarios.steps import (
-    answer,
-    assert_fix_pr_outputs,
-    fail_attempts,
-    model_calls,
-    the_status_comment,
-    version,
-)
+from tests.github_scenarios.steps import assert_fix_pr_outputs, the_status_comment
+from tests.platform_scenarios.steps import answer, version
 from tests.scenarios import model_scripts as model
 from tests.scenarios.sample_repos import PYTHON
-
-
-def test_a_rerun_after_a_model_outage_counts_the_failure_once(world: World) -> None:
-    world.inputs["github_token"] = USER_TOKEN
-    fail_attempts(world, 1)
-    red = world.ci_runs[-1]
-    world.api.reply(Fault(401, "authentication_error", "invalid x-api-key"))
-
-    died = world.after_ci(red, run_id=5150)
-
-    assert died.exit_code == ExitCode.EXTERNAL_SERVICE, str(died)
-    tip = world.origin_tip(FIX_BRANCH)
-    answer(world, "floor", "fix")
-
-    rerun = world.after_ci(red, run_id=5150, run_attempt=2)
-
-    assert rerun.exit_code == 0, str(rerun)
-    assert_fix_pr_outputs(world, rerun, "committed", attempt=2)
-    assert world.origin_tip(FIX_BRANCH) != tip
-    assert world.show(FIX_BRANCH, PYTHON.fix.path) == version(world, "fix")
-    assert model_calls(world) == 3, "attempt 1, the refused call, attempt 2"
 
 
 def test_inline_mode_on_the_fix_branch_carries_on(world: World) -> None:

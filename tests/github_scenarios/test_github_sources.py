@@ -7,19 +7,9 @@ from __future__ import annotations
 
 from tests.github_scenarios.harness import USER_TOKEN, World
 from tests.github_scenarios.steps import answer, model_calls
+from tests.platform_scenarios.steps import SAMPLE_TRX
 from tests.scenarios import model_scripts as model
 from tests.scenarios.sample_repos import git
-
-SAMPLE_TRX = """<?xml version="1.0" encoding="utf-8"?>
-<TestRun id="0b4c" name="sample" xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010">
-  <Results>
-    <UnitTestResult testId="1" testName="Samples.CommittedSample.NeverRunHere" outcome="Failed">
-      <Output><ErrorInfo><Message>a sample failure kept in the repository</Message></ErrorInfo></Output>
-    </UnitTestResult>
-  </Results>
-  <ResultSummary outcome="Failed"><Counters total="1" executed="1" passed="0" failed="1"/></ResultSummary>
-</TestRun>
-"""
 
 
 def test_inline_never_reads_a_committed_sample_trx_as_this_runs_result(world: World) -> None:

@@ -11,13 +11,13 @@ from ci_agent.engine.forge import parse_marker
 from tests.fakes.github_fake import forbidden
 from tests.github_scenarios.harness import USER_TOKEN, World, open_person_pr, same_repo_pr
 from tests.github_scenarios.steps import (
-    WRONG_ORDER,
     WRONG_SUMMARIES,
     answer,
     assert_outputs,
     model_calls,
     status_comments,
 )
+from tests.platform_scenarios.steps import WRONG_ORDER
 from tests.scenarios import model_scripts as model
 from tests.toolchain import PYTEST
 

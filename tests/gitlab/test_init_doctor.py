@@ -199,18 +199,6 @@ def test_doctor_counts_a_hand_written_fix_job(repo: Path) -> None:
     assert "gitlab-ci: job fix runs ci-agent fix --gitlab" in found[doctor.OK]
 
 
-@pytest.mark.parametrize(("url", "status"), [
-    ("https://gitlab.com/acme/shop.git", doctor.OK),
-    ("git@gitlab.example.com:acme/platform/shop.git", doctor.OK),
-    ("https://oauth2:glpat-secret@gitlab.example.com/acme/shop.git", doctor.OK),
-    ("https://github.com/acme/shop.git", doctor.WARN),
-])
-def test_gitlab_remote_check(url: str, status: str) -> None:
-    check = doctor.check_gitlab_remote(url)
-    assert check.status == status
-    assert "glpat-secret" not in check.message
-
-
 # --------------------------------------------------------------------------- doctor: inside a job
 
 

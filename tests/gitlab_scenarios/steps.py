@@ -6,21 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from tests.gitlab_scenarios.harness import FIX_BRANCH, JobRun, World
-from tests.platform_scenarios.base import with_marker
-from tests.platform_scenarios.steps import (
-    OUTCOMES,
-    RATINGS,
-    WRONG_ORDER,
-    WRONG_SUMMARIES,
-    answer,
-    diff,
-    model_calls,
-    version,
-)
+from tests.platform_scenarios import platforms
+from tests.platform_scenarios.base import OUTCOMES, with_marker
+from tests.platform_scenarios.steps import RATINGS, WRONG_ORDER, WRONG_SUMMARIES, answer, model_calls, version
 
-__all__ = ["OUTCOMES", "RATINGS", "WRONG_ORDER", "WRONG_SUMMARIES", "answer", "assert_dotenv",
-           "assert_fix_mr_outputs", "diff", "fail_attempts", "model_calls", "status_notes",
-           "the_status_note", "version"]
+__all__ = ["RATINGS", "WRONG_ORDER", "WRONG_SUMMARIES", "answer", "assert_dotenv", "assert_fix_mr_outputs",
+           "fail_attempts", "model_calls", "status_notes", "the_status_note", "version"]
 
 
 def status_notes(world: World, iid: int) -> list[dict[str, Any]]:
@@ -51,15 +42,5 @@ def assert_fix_mr_outputs(world: World, run: JobRun, outcome: str, attempt: int)
 def fail_attempts(world: World, count: int) -> list[str]:
     """Attempts 1..count, each a wrong patch on top of the last, each failing the fix branch's
     pipeline. Returns the status note's text after each attempt was pushed."""
-    red = world.pipeline("main")
-    current = "broken"
-    said: list[str] = []
-    for name in WRONG_ORDER[:count]:
-        answer(world, current, name, summary=WRONG_SUMMARIES[name])
-        done = world.job(red)
-        assert done.exit_code == 0 and done.outcome == "committed", str(done)
-        said.append(the_status_note(world, world.fix_mr()["iid"])["body"])
-        current = name
-        red = world.pipeline(FIX_BRANCH)
-        assert red.status == "failed"
+    said, _ = platforms.fail_attempts(platforms.GitLabPlatform(world), count)
     return said

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tests.gitlab_scenarios.harness import World
 from tests.gitlab_scenarios.steps import answer, model_calls
+from tests.platform_scenarios.steps import SAMPLE_TRX
 from tests.scenarios import model_scripts as model
 from tests.scenarios.sample_repos import git
 
@@ -24,16 +25,6 @@ BUILD_LOG = ("  Determining projects to restore...\n"
 # A passing job's log with an error line it recovered from: not this pipeline's failure.
 PASSING_LOG = ("/builds/acme/shop/src/Lint/Rules.cs(3,1): error CS0103: The name 'Retried' does not "
                "exist in the current context\nretry succeeded\n")
-SAMPLE_TRX = """<?xml version="1.0" encoding="utf-8"?>
-<TestRun id="0b4c" name="sample" xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010">
-  <Results>
-    <UnitTestResult testId="1" testName="Samples.CommittedSample.NeverRunHere" outcome="Failed">
-      <Output><ErrorInfo><Message>a sample failure kept in the repository</Message></ErrorInfo></Output>
-    </UnitTestResult>
-  </Results>
-  <ResultSummary outcome="Failed"><Counters total="1" executed="1" passed="0" failed="1"/></ResultSummary>
-</TestRun>
-"""
 LOGGING_XML = '<?xml version="1.0"?>\n<configuration><logger name="root" level="INFO"/></configuration>\n'
 
 

@@ -1,45 +1,22 @@
-"""GitLab: verify is opt-in and checked before money is spent, and `.ci-agent.yml` comes from the
-default branch (issue 12; issue 13 points 1 and 2), as on GitHub
-(tests/github_scenarios/test_github_verify_optin.py, test_github_trusted_config.py)."""
+"""GitLab: verify is opt-in and checked before money is spent (issue 13 points 1 and 2), as on
+GitHub (tests/github_scenarios/test_github_verify_optin.py). (`.ci-agent.yml` from the default
+branch, the same on both: tests/platform_scenarios/test_trusted_config.py.)"""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from tests.github_scenarios.harness import ROOT_CAUSE, SUMMARY
-from tests.github_scenarios.steps import diff
-from tests.github_scenarios.test_github_trusted_config import (
-    CHANGED,
-    MAIN_NOTE,
-    PR_NOTE,
-    hostile_config,
-    workflow_plus_fix,
-)
+from ci_agent.cli.init import render_config
+from ci_agent.cli.stacks import DOTNET
 from tests.gitlab_scenarios.harness import FIX_BRANCH, World
-from tests.gitlab_scenarios.steps import RATINGS, answer, assert_dotenv, model_calls, the_status_note, version
-from tests.scenarios import model_scripts as model
-from tests.scenarios.sample_repos import git
+from tests.gitlab_scenarios.steps import answer, assert_dotenv, model_calls, the_status_note
+from tests.platform_scenarios.base import push_file
 
 MISSING = "no-such-toolchain-ci-agent"
-
-
-def commit_file(world: World, branch: str, path: str, text: str, *, new_branch: bool = False) -> None:
-    clone = world.clone("main" if new_branch else branch, "edit")
-    git(clone, "checkout", "-q", "-B", branch)
-    (clone / path).write_text(text)
-    git(clone, "add", path)
-    git(clone, "commit", "-q", "-m", f"change {path}")
-    git(clone, "push", "-q", "origin", branch)
 
 
 def test_starter_config_verify_is_not_run_in_the_job(world: World) -> None:
     """The .NET starter config's `verify: dotnet test` (ci-agent init --forge gitlab) in a job
     without dotnet: the attempt is pushed and the fix branch's pipeline decides."""
-    from ci_agent.cli.init import render_config
-    from ci_agent.cli.stacks import DOTNET
-
-    commit_file(world, "main", ".ci-agent.yml", render_config(DOTNET))
+    push_file(world.repo, "main", ".ci-agent.yml", render_config(DOTNET))
     answer(world, "broken", "fix")
 
     run = world.job(world.pipeline("main"))
@@ -79,27 +56,3 @@ def test_a_verify_that_cannot_run_is_recorded_on_the_merge_request(world: World)
     note = the_status_note(world, source)["body"]
     assert "verify command could not run" in note and "exit 127" in note
     assert world.origin_tip("ci-agent/fix/feature/stars") is None
-
-
-def test_a_merge_requests_config_has_no_effect_until_merged(world: World, tmp_path: Path) -> None:
-    canary = tmp_path / "verify-ran"
-    commit_file(world, "main", ".ci-agent.yml", f"notes:\n  - \"{MAIN_NOTE}\"\n")
-    commit_file(world, "feature/stars", ".ci-agent.yml", hostile_config(canary), new_branch=True)
-    source = world.open_mr("feature/stars", "main", "Stars")
-    red = world.pipeline("feature/stars", source="merge_request_event", mr_iid=source)
-    fix = diff(version(world, "broken"), version(world, "fix"))
-    world.api.reply(model.submit_patch(fix + workflow_plus_fix(), summary=SUMMARY, root_cause=ROOT_CAUSE),
-                    model.submit_patch(fix, summary=SUMMARY, root_cause=ROOT_CAUSE))
-
-    run = world.job(red)
-
-    assert run.exit_code == 0, str(run)
-    assert model_calls(world) == 2, "the workflow edit was rejected and sent back"
-    systems = json.dumps([r["system"] for r in world.api.message_requests])
-    assert MAIN_NOTE in systems and PR_NOTE not in systems
-    files = git(world.repo.origin, "diff", "--name-only", f"{red.sha}..refs/heads/ci-agent/fix/feature/stars")
-    assert files.split() == [RATINGS]
-    assert not canary.exists()
-    (mr,) = world.mrs_from("ci-agent/fix/feature/stars")
-    for iid in (mr["iid"], source):
-        assert the_status_note(world, iid)["body"].count(CHANGED) == 1

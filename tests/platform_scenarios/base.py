@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -28,6 +29,7 @@ FIX_BRANCH = "ci-agent/fix/main"
 ROOT_CAUSE = ("average_rating in shop/ratings.py divides by len(ratings), which is zero for a product "
               "without ratings, so tests/test_ratings.py::test_no_ratings_yet raises ZeroDivisionError.")
 SUMMARY = "Return 0.0 from average_rating when there are no ratings."
+OUTCOMES = {"fixed", "committed", "escalated", "gave_up", "nothing_to_do", "skipped", "refused"}
 # Variables a job never inherits from the test process, whatever their prefix.
 SECRETS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GITHUB_TOKEN", "CI"})
 
@@ -44,6 +46,22 @@ def parse_trailers(text: str) -> dict[str, list[str]]:
 
 def trailers_of(repo: Path, rev: str) -> dict[str, list[str]]:
     return parse_trailers(git(repo, "log", "-1", "--format=%(trailers:only,unfold)", rev))
+
+
+def push_file(repo: SampleRepo, branch: str, path: str, text: str, *, new_branch: bool = False) -> str:
+    """A person commits `text` as `path` on `branch` (`new_branch`: a new one from main) in a clone
+    of their own and pushes it to origin; returns the commit."""
+    clone = Path(tempfile.mkdtemp(prefix="person-", dir=repo.path.parent))
+    git(clone, "clone", "-q", "--branch", "main" if new_branch else branch, f"file://{repo.origin}", ".")
+    git(clone, "config", "user.name", "Dev Person")
+    git(clone, "config", "user.email", "dev@example.com")
+    git(clone, "checkout", "-q", "-B", branch)
+    (clone / path).parent.mkdir(parents=True, exist_ok=True)
+    (clone / path).write_text(text)
+    git(clone, "add", path)
+    git(clone, "commit", "-q", "-m", f"change {path}")
+    git(clone, "push", "-q", "origin", branch)
+    return git(clone, "rev-parse", "HEAD").strip()
 
 
 class OriginReads:

@@ -13,13 +13,23 @@ from tests.scenarios import model_scripts as model
 from tests.scenarios.sample_repos import PYTHON, SampleRepo, apply_edit
 
 RATINGS = PYTHON.fix.path
-OUTCOMES = {"fixed", "committed", "escalated", "gave_up", "nothing_to_do", "skipped", "refused"}
 # Versions of `average_rating`'s last line, in the order the failing attempts try them: each
 # fails on the fix branch's CI ("floor" and "floor_float" leave the same tests failing).
 WRONG_ORDER = ("floor", "floor_float", "none")
 WRONG_SUMMARIES = {"floor": "Divide with // and at least 1 in the denominator.",
                    "floor_float": "Convert the floored mean to float.",
                    "none": "Return None when a product has no ratings."}
+# A test report a repository keeps as a sample (matched by `**/*.trx`): never a failure of a run.
+SAMPLE_TRX = """<?xml version="1.0" encoding="utf-8"?>
+<TestRun id="0b4c" name="sample" xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010">
+  <Results>
+    <UnitTestResult testId="1" testName="Samples.CommittedSample.NeverRunHere" outcome="Failed">
+      <Output><ErrorInfo><Message>a sample failure kept in the repository</Message></ErrorInfo></Output>
+    </UnitTestResult>
+  </Results>
+  <ResultSummary outcome="Failed"><Counters total="1" executed="1" passed="0" failed="1"/></ResultSummary>
+</TestRun>
+"""
 # A build-time file a patch may add besides the fix: allowed, but flagged for the reviewer.
 CONFTEST = "tests/conftest.py"
 NEW_CONFTEST = ("--- /dev/null\n+++ b/tests/conftest.py\n@@ -0,0 +1,6 @@\n+import pytest\n+\n+\n"

@@ -15,7 +15,7 @@ import os
 import shlex
 import stat
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tests.conftest import SHARED_FIXTURES
@@ -77,25 +77,9 @@ PYTHON = Sample(
     bug_message="ratings: simplify average_rating",
 )
 
-PYTHON_CANARY = Sample(
-    name="python-canary",
-    templates=("python_pkg", "python_canary"),
-    bug=PYTHON.bug,
-    fix=PYTHON.fix,
-    command=PYTEST,
-    verify=PYTEST,
-    bug_message=PYTHON.bug_message,
-)
-
-PYTHON_HOSTILE = Sample(
-    name="python-hostile",
-    templates=("python_pkg", "python_hostile"),
-    bug=PYTHON.bug,
-    fix=PYTHON.fix,
-    command=PYTEST,
-    verify=PYTEST,
-    bug_message=PYTHON.bug_message,
-)
+# The Python sample with an overlay (a canary file, hostile content) and no wrong fixes.
+PYTHON_CANARY = replace(PYTHON, name="python-canary", templates=("python_pkg", "python_canary"), wrong={})
+PYTHON_HOSTILE = replace(PYTHON, name="python-hostile", templates=("python_pkg", "python_hostile"), wrong={})
 
 C = Sample(
     name="c",

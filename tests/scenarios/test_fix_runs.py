@@ -10,12 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic_fake import AnthropicFake, Fault, overloaded, validate
+from tests.platform_scenarios.base import FIX_BRANCH, ROOT_CAUSE, SUMMARY
 from tests.scenarios import model_scripts as model
 from tests.scenarios.harness import (
     DUMMY_KEY,
-    FIX_BRANCH,
-    ROOT_CAUSE,
-    SUMMARY,
     assert_clean_finish,
     assert_fixed_on_branch,
     attempt_refs,
