@@ -9,8 +9,7 @@ from typing import TypeVar
 
 import pytest
 
-from ci_agent.platforms.github.forge import GitHubForge
-from ci_agent.platforms.gitlab.forge import GitLabForge
+from ci_agent.retry import Waiting, waiting_as
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.fixtures import anthropic_fake
 from tests.fakes.gitlab_fake import GitLabFake
@@ -26,14 +25,12 @@ W = TypeVar("W")
 
 
 @pytest.fixture
-def forge_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Both forges' retry waits recorded instead of slept (and GitHub's request spacing off), as
-    tests/github_scenarios/conftest.py and tests/gitlab_scenarios/conftest.py do for theirs."""
+def forge_waits() -> Iterator[list[float]]:
+    """Every client built in the test runs without request spacing (the fakes need none) and
+    records its retry waits instead of sleeping them: what it chose is read back, no test sleeps."""
     waits: list[float] = []
-    for forge, extra in ((GitHubForge, {"throttle": False}), (GitLabForge, {})):
-        defaults = {**(forge.__init__.__kwdefaults__ or {}), **extra, "sleep": waits.append}
-        monkeypatch.setattr(forge.__init__, "__kwdefaults__", defaults)
-    return waits
+    with waiting_as(Waiting(sleep=waits.append, pace=False)):
+        yield waits
 
 
 @pytest.fixture(params=["github", "gitlab"])
