@@ -1,6 +1,7 @@
 """Check the import structure of `ci_agent`: no cycle, and no import that points up the layers.
 
     python tools/check_imports.py          # prints every violation; exit 1 when there is one
+    python tools/check_imports.py DIR      # the same for another package folder (the tests use it)
 
 Every `import` statement counts, also the ones inside functions and under `TYPE_CHECKING`: an
 import placed in a function hides a dependency from the reader, not from the design. Importing a
@@ -51,23 +52,28 @@ def module_name(root: Path, path: Path) -> str:
     return ".".join(parts)
 
 
+def _named(node: ast.Import | ast.ImportFrom, package: str, known: set[str]) -> list[str]:
+    """The dotted names an import statement loads (`from a import b` loads `a.b` when that is a
+    module of ours, else `a`)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:
+        parts = package.split(".")
+        source = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+    else:
+        source = node.module or ""
+    subs = [f"{source}.{alias.name}" for alias in node.names if f"{source}.{alias.name}" in known]
+    return subs if subs and len(subs) == len(node.names) else [source, *subs]
+
+
 def imports_of(tree: ast.Module, name: str, is_package: bool, known: set[str]) -> dict[str, int]:
     """Modules of ours this module imports, with the line of the first import."""
     package = name if is_package else name.rsplit(".", 1)[0]
     found: dict[str, int] = {}
     for node in ast.walk(tree):
-        targets: list[str] = []
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                source = ".".join(base + ([node.module] if node.module else []))
-            else:
-                source = node.module or ""
-            subs = [f"{source}.{alias.name}" for alias in node.names if f"{source}.{alias.name}" in known]
-            targets = subs if subs and len(subs) == len(node.names) else [source, *subs]
-        for target in targets:
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        for target in _named(node, package, known):
             while target and target not in known:
                 target = target.rpartition(".")[0]
             own_parent = name.startswith(target + ".")
@@ -135,20 +141,22 @@ def room(name: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def violations(root: Path) -> list[str]:
+def violations(root: Path, layers: dict[str, int] | None = None) -> list[str]:
+    """Every cycle, upward import and platform-to-platform import below package folder `root`."""
+    layers = LAYERS if layers is None else layers
     edges, paths = graph(root)
     problems = [f"import cycle: {' -> '.join(c)}" for c in cycles(edges)]
     for name, targets in sorted(edges.items()):
         where = paths[name].relative_to(root.parent)
         mine = room(name)
-        if mine not in LAYERS:
+        if mine not in layers:
             problems.append(f"{where}: room {mine!r} has no layer in tools/check_imports.py")
             continue
         for target, line in sorted(targets.items()):
             theirs = room(target)
-            if theirs in LAYERS and LAYERS[theirs] > LAYERS[mine]:
+            if theirs in layers and layers[theirs] > layers[mine]:
                 problems.append(f"{where}:{line}: upward import of {target} "
-                                f"(layer {LAYERS[theirs]} from layer {LAYERS[mine]})")
+                                f"(layer {layers[theirs]} from layer {layers[mine]})")
             if mine == theirs == PLATFORMS:
                 a, b = name.split(".")[2:3], target.split(".")[2:3]
                 if a and b and a != b and b[0] not in SHARED_PLATFORM_PARTS:
@@ -156,14 +164,14 @@ def violations(root: Path) -> list[str]:
     return problems
 
 
-def main() -> int:
-    root = Path(__file__).resolve().parent.parent / PACKAGE
+def main(argv: list[str]) -> int:
+    root = Path(argv[0]).resolve() if argv else Path(__file__).resolve().parent.parent / PACKAGE
     problems = violations(root)
     for problem in problems:
         print(problem)
-    print(f"{len(problems)} import problem(s) in {PACKAGE}/", file=sys.stderr)
+    print(f"{len(problems)} import problem(s) in {root.name}/", file=sys.stderr)
     return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
