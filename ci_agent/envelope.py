@@ -29,13 +29,19 @@ _ANSI_RE = re.compile(
     r"|\x1b[@-Z\\-_]"
     r"|\x9b[0-?]*[ -/]*[@-~]"
 )
-_GHA_TIMESTAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?")
-_GHA_COMMAND_RE = re.compile(r"^##\[(?:group|endgroup|section|command|debug|error|warning|notice|info)\]")
-_BUILDKIT_STEP_RE = re.compile(r"^#\d+ \d+\.\d+ ")
-_BUILDKIT_RECAP_RE = re.compile(r"^\d+\.\d+ ")
-_GITLAB_SECTION_RE = re.compile(r"^section_(?:start|end):\d+:[^\s]*")
-# C0 controls except TAB, plus DEL and the invisible format characters that hide text.
+# The wrappers below are removed from whole blocks of complete lines at once (`^` is each line's
+# start), so the common case costs a few C-level passes per megabyte instead of Python work per line.
+_GHA_TIMESTAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?", re.MULTILINE)
+_GHA_COMMAND_RE = re.compile(
+    r"^##\[(?:group|endgroup|section|command|debug|error|warning|notice|info)\]", re.MULTILINE
+)
+_BUILDKIT_STEP_RE = re.compile(r"^#\d+ \d+\.\d+ ", re.MULTILINE)
+_BUILDKIT_RECAP_RE = re.compile(r"^\d+\.\d+ ", re.MULTILINE)
+_GITLAB_SECTION_RE = re.compile(r"^section_(?:start|end):\d+:[^\s]*", re.MULTILINE)
+# C0 controls except TAB and LF (which separates a block's lines), plus DEL and the invisible
+# format characters that hide text.
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
+_ASCII_CONTROLS = bytes([*range(0, 9), *range(11, 32), 127])
 
 
 @dataclass(slots=True)
@@ -73,20 +79,6 @@ def detect_encoding(head: bytes) -> tuple[str, int]:
     return "utf-8", 0
 
 
-# Whole-block (multi-line) forms of the per-line rules: applied to many complete lines at once,
-# so the common case costs a few C-level passes per megabyte instead of Python work per line.
-_GHA_TIMESTAMP_BLOCK_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?", re.MULTILINE)
-_GHA_COMMAND_BLOCK_RE = re.compile(
-    r"^##\[(?:group|endgroup|section|command|debug|error|warning|notice|info)\]", re.MULTILINE
-)
-_BUILDKIT_STEP_BLOCK_RE = re.compile(r"^#\d+ \d+\.\d+ ", re.MULTILINE)
-_BUILDKIT_RECAP_BLOCK_RE = re.compile(r"^\d+\.\d+ ", re.MULTILINE)
-_GITLAB_SECTION_BLOCK_RE = re.compile(r"^section_(?:start|end):\d+:[^\s]*", re.MULTILINE)
-# Controls as in _CONTROL_RE, but LF survives (it separates the block's lines).
-_CONTROL_BLOCK_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
-_ASCII_CONTROLS = bytes([*range(0, 9), *range(11, 32), 127])
-
-
 class LineCleaner:
     """Strips CI/terminal wrapping from lines. Stateful only to learn that a log is BuildKit's."""
 
@@ -105,25 +97,25 @@ class LineCleaner:
             self.info.ansi = True
             block = _ANSI_RE.sub("", block)
         if "Z " in block or "Z\n" in block or block.endswith("Z"):
-            block, n = _GHA_TIMESTAMP_BLOCK_RE.subn("", block)
+            block, n = _GHA_TIMESTAMP_RE.subn("", block)
             if n:
                 self.info.github_actions = True
         if "##[" in block:
-            block = _GHA_COMMAND_BLOCK_RE.sub("", block)
+            block = _GHA_COMMAND_RE.sub("", block)
         if "#" in block:
-            block, n = _BUILDKIT_STEP_BLOCK_RE.subn("", block)
+            block, n = _BUILDKIT_STEP_RE.subn("", block)
             if n:
                 self.info.buildkit = True
         if self.info.buildkit:
-            block = _BUILDKIT_RECAP_BLOCK_RE.sub("", block)
+            block = _BUILDKIT_RECAP_RE.sub("", block)
         if "section_" in block:
-            block = _GITLAB_SECTION_BLOCK_RE.sub("", block)
+            block = _GITLAB_SECTION_RE.sub("", block)
         if block.isascii():
             # Fast path for the common case: only C0/DEL can hide in ASCII, and bytes.translate finds them.
             ascii_bytes = block.encode("ascii")
             if len(ascii_bytes.translate(None, _ASCII_CONTROLS)) == len(ascii_bytes):
                 return block
-        return _CONTROL_BLOCK_RE.sub("", block)
+        return _CONTROL_RE.sub("", block)
 
 
 def _split_overwrites(text: str) -> str:
