@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ci_agent.report import Diagnostic, ParseResult, Severity
 
@@ -112,15 +112,7 @@ def split_code(message: str) -> tuple[str, str | None]:
 class _Pending:
     """A diagnostic still collecting detail lines (notes, rustc's location and help)."""
 
-    severity: Severity
-    message: str
-    file: str | None = None
-    line: int | None = None
-    column: int | None = None
-    code: str | None = None
-    origin: str | None = None
-    end_line: int | None = None
-    end_column: int | None = None
+    found: Diagnostic  # what the header said (rustc's following lines may complete it)
     detail: list[str] = field(default_factory=list)
     rust_header: bool = False  # a rustc human header waiting for its ` --> ` line
 
@@ -129,19 +121,15 @@ class _Pending:
             self.detail.append(text.strip()[:MAX_DETAIL_CHARS])
 
     def freeze(self) -> Diagnostic:
-        return Diagnostic(
-            severity=self.severity, message=self.message, file=self.file, line=self.line,
-            column=self.column, code=self.code, origin=self.origin,
-            detail="\n".join(self.detail) or None, end_line=self.end_line, end_column=self.end_column,
-        )
+        return replace(self.found, detail="\n".join(self.detail) or None)
 
 
-def _where(pending: _Pending) -> str:
+def _where(note: Diagnostic) -> str:
     """`file:line:col: ` of a note as printed (empty without a file)."""
-    if pending.file is None:
+    if note.file is None:
         return ""
-    position = "".join(f":{n}" for n in (pending.line, pending.column) if n is not None)
-    return f"{pending.file}{position}: "
+    position = "".join(f":{n}" for n in (note.line, note.column) if n is not None)
+    return f"{note.file}{position}: "
 
 
 def _int(text: str | None) -> int | None:
@@ -158,7 +146,7 @@ def match_header(line: str) -> _Pending | None:
     if line.startswith(("error", "warning")):
         m = _RUST_HEADER_RE.match(line)
         if m:
-            return _Pending(_SEVERITIES[m["sev"]], m["msg"], code=m["code"], rust_header=True)
+            return _Pending(Diagnostic(_SEVERITIES[m["sev"]], m["msg"], code=m["code"]), rust_header=True)
     if " TS" in line:
         m = _TSC_PAREN_RE.match(line) or _TSC_PRETTY_RE.match(line)
         if m:
@@ -173,7 +161,7 @@ def match_header(line: str) -> _Pending | None:
 
 def _at(m: re.Match[str], severity: Severity, code: str | None) -> _Pending:
     """A diagnostic from a match with file, line, col and msg groups."""
-    return _Pending(severity, m["msg"], m["file"], int(m["line"]), int(m["col"]), code)
+    return _Pending(Diagnostic(severity, m["msg"], m["file"], int(m["line"]), int(m["col"]), code))
 
 
 def _match_positioned(line: str) -> _Pending | None:
@@ -181,10 +169,10 @@ def _match_positioned(line: str) -> _Pending | None:
     m = _GCC_RE.match(line)
     if m:
         message, flag = split_code(m["msg"])
-        return _Pending(
+        return _Pending(Diagnostic(
             _SEVERITIES[m["sev"]], message, m["file"], int(m["line"]), _int(m["col"]), m["code"] or flag,
             end_line=_int(m["end_line"]), end_column=_int(m["end_col"]),
-        )
+        ))
     if line.endswith("]"):
         m = _ESLINT_UNIX_RE.fullmatch(line)
         if m:
@@ -204,7 +192,7 @@ def _match_tool(line: str) -> _Pending | None:
     if ": error: " in line or ": warning: " in line or ": fatal error: " in line:
         m = _TOOL_RE.match(line)
         if m:
-            return _Pending(_SEVERITIES[m["sev"]], m["msg"], origin=m["tool"].rsplit("/", 1)[-1])
+            return _Pending(Diagnostic(_SEVERITIES[m["sev"]], m["msg"], origin=m["tool"].rsplit("/", 1)[-1]))
     return None
 
 
@@ -236,11 +224,11 @@ class CompilersConsumer:
         self._feed_other(line)
 
     def _start(self, header: _Pending) -> None:
-        if header.severity is Severity.INFO and self._open is not None and not self._open.rust_header:
-            self._open.add_detail(f"{_where(header)}note: {header.message}")
+        if header.found.severity is Severity.INFO and self._open is not None and not self._open.rust_header:
+            self._open.add_detail(f"{_where(header.found)}note: {header.found.message}")
             return
         self._close()
-        if self._context and self._context[0] == header.file:
+        if self._context and self._context[0] == header.found.file:
             header.add_detail(self._context[1])
         self._open = header
 
@@ -249,24 +237,24 @@ class CompilersConsumer:
         pending = self._open
         assert pending is not None
         m = _RUST_LOCATION_RE.fullmatch(line)
-        if m and pending.file is None:
-            pending.file, pending.line, pending.column = m["file"], int(m["line"]), int(m["col"])
+        if m and pending.found.file is None:
+            pending.found = replace(pending.found, file=m["file"], line=int(m["line"]), column=int(m["col"]))
             return True
-        if pending.file is None:
+        if pending.found.file is None:
             # No ` --> ` right after the header: a summary such as `error: aborting due to 2 previous
             # errors`; keep it only if it carries an error code (rare, but then it is a real one).
-            if pending.code is None:
+            if pending.found.code is None:
                 self._open = None
             else:
-                pending.origin, pending.rust_header = "rustc", False
+                pending.found, pending.rust_header = replace(pending.found, origin="rustc"), False
             return False
         if not line.strip():
             pending.rust_header = False  # a blank line ends a rustc block
             return True
         if _RUST_DETAIL_RE.match(line):
             lint = _RUST_LINT_RE.search(line)
-            if lint and pending.code is None:
-                pending.code = lint["lint"]
+            if lint and pending.found.code is None:
+                pending.found = replace(pending.found, code=lint["lint"])
             pending.add_detail(line.strip().removeprefix("= "))
             return True
         if line.startswith((" ", "|")) or line[:1].isdigit() or line.startswith("..."):
@@ -306,10 +294,10 @@ class CompilersConsumer:
         if ref:
             self._start(self._linker_error(ref["msg"], ref["where"]))
             return
-        self._start(_Pending(severity, message, origin=tool))
+        self._start(_Pending(Diagnostic(severity, message, origin=tool)))
 
     def _linker_error(self, message: str, where: str) -> _Pending:
-        pending = _Pending(Severity.ERROR, message, origin="ld")
+        pending = _Pending(Diagnostic(Severity.ERROR, message, origin="ld"))
         if self._ld_function:
             pending.add_detail(f"in function {self._ld_function} ({where})")
         else:
@@ -318,7 +306,7 @@ class CompilersConsumer:
 
     def _close(self) -> None:
         pending, self._open = self._open, None
-        if pending is None or (pending.rust_header and pending.file is None):
+        if pending is None or (pending.rust_header and pending.found.file is None):
             return
         self._printed += 1
         diagnostic = pending.freeze()
@@ -328,7 +316,7 @@ class CompilersConsumer:
             self._dropped += 1
 
     def finish(self) -> ParseResult:
-        if self._open is not None and self._open.rust_header and self._open.file is None:
+        if self._open is not None and self._open.rust_header and self._open.found.file is None:
             self._open = None
         self._close()
         result = ParseResult(
