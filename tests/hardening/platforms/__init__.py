@@ -39,10 +39,16 @@ def cases(github: list[str] | tuple[str, ...] = (), gitlab: list[str] | tuple[st
 
 
 @pytest.fixture
-def forge_waits(github_forge_waits: list[float], gitlab_forge_waits: list[float]) -> list[float]:
-    """Both forges' retry waits recorded, never slept (each scenario suite's fixture): the worlds
-    below ask for `forge_waits`, and a test here runs on either forge."""
-    return [*github_forge_waits, *gitlab_forge_waits]
+def forge_waits(request: pytest.FixtureRequest) -> list[float]:
+    """The scenario suite's own `forge_waits` of the forge the test's `side` / `command_side` runs
+    on (its clients' retry waits recorded, never slept): the worlds below ask for `forge_waits`,
+    and each suite installs its forge's way of waiting."""
+    chosen = getattr(request.node, "callspec", None)
+    params = chosen.params if chosen is not None else {}
+    platform = params.get("side") or params.get("command_side")
+    assert platform in PLATFORMS, f"forge_waits outside a test parametrised over the platforms: {params}"
+    waits: list[float] = request.getfixturevalue(f"{platform}_forge_waits")
+    return waits
 
 
 @pytest.fixture(params=PLATFORMS)
