@@ -16,21 +16,20 @@ a same-repository pull request's `head.sha` is the live tip of its branch on the
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-import ci_agent
-from ci_agent.cli.main import main
+from tests.fakes.anthropic_fake import AnthropicFake
 from tests.github_scenarios.fake_site import SERVER_URL, LiveBranches, SiteFake, repository_json, user_json
 from tests.github_scenarios.gh_expr import evaluate_if
 from tests.github_scenarios.harness import _OURS, ACTIONS_TOKEN, ActionRun, Job, World
+from tests.platform_scenarios.base import child_command, child_environment, run_in_process, world_builder
 from tests.scenarios.sample_repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,13 +132,8 @@ def comment_payload(site: SiteFake, number: int, comment_id: int, *, review: boo
 def start_command(job: Job) -> Job:
     """`python -m ci_agent command --github` in a child process (the container's entrypoint), so
     two jobs for one comment can really run at the same time."""
-    base = {k: v for k, v in os.environ.items()
-            if not k.startswith(_OURS)
-            and k not in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GITHUB_TOKEN", "CI"}}
-    source = str(Path(ci_agent.__file__).resolve().parents[1])
-    path = os.pathsep.join(p for p in (source, base.get("PYTHONPATH", "")) if p)
-    job.child = subprocess.Popen([sys.executable, "-m", "ci_agent", "command", "--github"], cwd=job.workspace,
-                                 env={**base, **job.variables, "PYTHONPATH": path}, text=True,
+    job.child = subprocess.Popen(child_command("command", "--github"), cwd=job.workspace,
+                                 env=child_environment(job.variables, _OURS), text=True,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return job
 
@@ -191,21 +185,7 @@ class CommandWorld(World):
 
     def _invoke(self, variables: dict[str, str], workspace: Path) -> tuple[int, str, str]:
         verb = "command" if variables.get("GITHUB_EVENT_NAME") in COMMENT_EVENTS else "fix"
-        with self.monkeypatch.context() as patch:
-            for name in list(os.environ):
-                if name.startswith(_OURS) or name in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-                                                      "GITHUB_TOKEN", "CI"}:
-                    patch.delenv(name)
-            for name, value in variables.items():
-                patch.setenv(name, value)
-            patch.chdir(workspace)
-            self.capfd.readouterr()
-            try:
-                code = main([verb, "--github"])
-            except SystemExit as exit_:
-                code = exit_.code if isinstance(exit_.code, int) else 1
-            out, err = self.capfd.readouterr()
-        return code, out, err
+        return run_in_process(self.monkeypatch, self.capfd, variables, workspace, [verb, "--github"], _OURS)
 
     # -- setting the stage ---------------------------------------------------------------------
 
@@ -242,3 +222,19 @@ class CommandWorld(World):
 def _graphql_query(path: str, body: object) -> bool:
     query = body.get("query", "") if isinstance(body, dict) else ""
     return path == "/graphql" and isinstance(query, str) and query.lstrip().startswith("query")
+
+
+@contextlib.contextmanager
+def command_world(tmp_path: Path, anthropic_fake: AnthropicFake, monkeypatch: pytest.MonkeyPatch,
+                  capfd: pytest.CaptureFixture[str]) -> Iterator[CommandWorld]:
+    """A `CommandWorld`: the sample repo and its bare origin, the fake with live pull request
+    heads, two collaborators with write access and the CI workflow the command template names."""
+    builder = world_builder(tmp_path, anthropic_fake, monkeypatch, capfd, CommandSite, CommandWorld)
+    try:
+        world = next(builder)()
+        world.github.collaborators[WRITER] = "write"
+        world.github.collaborators["alice"] = "write"
+        world.github.add_workflow("ci.yml")  # the CI workflow the command template names (ci_workflow)
+        yield world
+    finally:
+        next(builder, None)  # stops the fake; it must have seen no unexpected request

@@ -1,6 +1,6 @@
 """Each command written by a person with write access, on the fakes with real git and a bare
-origin: fix (with instructions), explain, retry after an escalation, stop / resume, status, help
-and an unknown word."""
+origin: fix (with instructions), retry after an escalation, stop / resume, status. Explain, help
+and an unknown word, the same on both forges, are in tests/slash/scenarios/test_writers.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.github_commands.steps import (
     red_pr,
     status_body,
 )
-from tests.github_scenarios.harness import ACTIONS_BOT, ROOT_CAUSE
+from tests.github_scenarios.harness import ACTIONS_BOT
 from tests.github_scenarios.steps import RATINGS, WRONG_SUMMARIES, answer, model_calls, version
 from tests.scenarios import model_scripts as model
 
@@ -60,25 +60,6 @@ def test_fix_with_instructions_runs_an_attempt_on_the_fix_branch(world: CommandW
     said = status_body(world, number)
     assert "attempt 1 pushed" in said and FEATURE_FIX in said
     assert pull(world, number)["labels"] == [] and pull(world, number)["title"] == "Add a note"
-
-
-def test_explain_posts_the_root_cause_and_pushes_nothing(world: CommandWorld) -> None:
-    number, ci = red_pr(world)
-    comment = world.say(number, "/ci-agent explain")
-    answer(world, "broken", "fix")
-
-    run = world.command(number, comment)
-
-    assert run.exit_code == 0, str(run)
-    assert_outputs(run, "explained")
-    assert model_calls(world) == 1
-    assert "explain only" in model.first_user_text(world.api.message_requests[0])
-    said = status_body(world, number)
-    assert "Root cause" in said and ROOT_CAUSE in said
-    assert world.origin_branches() == [FEATURE, "main"], "no fix branch"
-    assert world.origin_tip(FEATURE) == ci.sha
-    assert list(world.github.pulls) == [number], "no pull request opened"
-    assert our_eyes(world, comment) == [(comment, "eyes", ACTIONS_BOT)]
 
 
 def test_retry_after_an_escalation_resets_the_count_and_runs_again(world: CommandWorld) -> None:
@@ -184,20 +165,3 @@ def test_status_shows_attempts_budget_and_tokens(world: CommandWorld) -> None:
     tokens = re.search(r"Tokens used on this fix branch: (\d+)", said)
     assert tokens and int(tokens.group(1)) > 0
     assert our_eyes(world, comment) == [(comment, "eyes", ACTIONS_BOT)]
-
-
-def test_help_and_an_unknown_command_answer_with_the_list(world: CommandWorld) -> None:
-    number = world.open_pr()
-    world.command(number, world.say(number, "/ci-agent help"))
-    listed = status_body(world, number)
-    for name in ("fix", "explain", "retry", "stop", "resume", "status", "apply", "help"):
-        assert f"`/ci-agent {name}" in listed, name
-    assert "is not a command" not in listed
-
-    run = world.command(number, world.say(number, "/ci-agent frobnicate <b>now</b>"))
-
-    assert run.exit_code == 0, str(run)
-    said = status_body(world, number)
-    assert "`/ci-agent frobnicate` is not a command" in said
-    assert "`/ci-agent apply" in said and "<b>" not in said
-    assert model_calls(world) == 0 and world.origin_branches() == [FEATURE, "main"]

@@ -1,7 +1,8 @@
 """Modes of the fix workflow (issue 5), on the fakes: mode push commits onto the failing pull
 request's own branch (no fix branch, no new pull request, the person's pull request neither
 relabelled nor retitled), is skipped on the default branch, and the next failed run of that
-branch counts as a failed attempt; `/ci-agent fix` in mode push does the same."""
+branch counts as a failed attempt; `/ci-agent stop` pauses it. (`/ci-agent fix` in mode push, the
+same on both forges: tests/slash/scenarios/test_writers.py.)"""
 
 from __future__ import annotations
 
@@ -67,19 +68,6 @@ def test_mode_push_on_the_default_branch_is_skipped(world: CommandWorld, job: st
     assert model_calls(world) == 0
     assert world.origin_branches() == ["main"] and world.origin_tip("main") == tip
     assert world.github.pulls == {} and world.github.comments == {}
-
-
-def test_fix_command_in_mode_push_commits_onto_the_pr_branch(world: CommandWorld) -> None:
-    number, ci = red_pr(world)
-    answer(world, "broken", "fix")
-
-    run = world.command(number, world.say(number, "/ci-agent fix"), inputs=PUSH)
-
-    assert_outputs(run, "committed", attempt="1", branch=FEATURE)
-    assert len(world.commits(ci.sha, FEATURE)) == 1
-    assert world.show(FEATURE, RATINGS) == version(world, "fix")
-    assert world.origin_branches() == [FEATURE, "main"] and list(world.github.pulls) == [number]
-    assert world.github.pulls[number]["labels"] == [] and world.github.pulls[number]["title"] == "Add a note"
 
 
 def test_stop_pauses_mode_push_on_the_pr_itself(world: CommandWorld) -> None:

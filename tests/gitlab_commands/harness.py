@@ -28,14 +28,18 @@ import shlex
 import subprocess
 import sys
 import threading
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ci_agent.cli.main import main
+import pytest
+
 from ci_agent.platforms.gitlab.forge import GitLabForge
 from ci_agent.relay import start_command_pipeline
+from tests.fakes.anthropic_fake import AnthropicFake
 from tests.fakes.gitlab_fake import FakeJob, GitLabFake
 from tests.fakes.gitlab_fake_commands import stamp
 from tests.fakes.gitlab_fake_routes import Call, Reply
@@ -50,6 +54,7 @@ from tests.gitlab_scenarios.harness import (
     Pipeline,
     World,
 )
+from tests.platform_scenarios.base import run_in_process, world_builder
 from tests.scenarios.sample_repos import git
 
 SECRET = "relay-webhook-secret-0123456789abcdef"
@@ -167,25 +172,15 @@ class CommandWorld(World):
             workspace = workspace.parent / (workspace.name + "-empty")
             workspace.mkdir()
             variables = {**variables, "CI_PROJECT_DIR": str(workspace)}
-        with self.monkeypatch.context() as patch:
-            for name in list(os.environ):
-                if name.startswith(_OURS) or name in _SECRETS:
-                    patch.delenv(name)
-            for name, value in variables.items():
-                patch.setenv(name, value)
-            patch.chdir(workspace)
-            self.capfd.readouterr()
-            code = 0
-            for line in script:
-                words = shlex.split(line)
-                assert words[0] == "ci-agent", line
-                try:
-                    code = main(words[1:])
-                except SystemExit as exit_:
-                    code = exit_.code if isinstance(exit_.code, int) else 1
-                if code:
-                    break
-            out, err = self.capfd.readouterr()
+        code, out, err = 0, "", ""
+        for line in script:  # the job's script, line by line, stopping at the first that fails
+            words = shlex.split(line)
+            assert words[0] == "ci-agent", line
+            code, more_out, more_err = run_in_process(self.monkeypatch, self.capfd, variables, workspace,
+                                                      words[1:], _OURS)
+            out, err = out + more_out, err + more_err
+            if code:
+                break
         return code, out, err
 
     # -- people --------------------------------------------------------------------------------
@@ -217,6 +212,21 @@ class CommandWorld(World):
 
     def our_eyes(self, note_id: int) -> list[tuple[str, str]]:
         return self.gitlab.awards(note_id)
+
+
+@contextmanager
+def command_world(tmp_path: Path, anthropic_fake: AnthropicFake, monkeypatch: pytest.MonkeyPatch,
+                  capfd: pytest.CaptureFixture[str]) -> Iterator[CommandWorld]:
+    """A `CommandWorld`: the sample repo and its bare origin, the command-aware fake. The fake's
+    clock starts an hour before the wall clock, so the poller (which looks back from `now`) sees
+    the notes of a test."""
+    builder = world_builder(tmp_path, anthropic_fake, monkeypatch, capfd, CommandFake, CommandWorld)
+    try:
+        world = next(builder)()
+        world.gitlab.now = datetime.now(UTC) - timedelta(hours=1)
+        yield world
+    finally:
+        next(builder, None)  # stops the fake; it must have seen no unexpected request
 
 
 # -- the relay -----------------------------------------------------------------------------------
@@ -331,4 +341,4 @@ class RelayProcess:
 
 
 __all__ = ["BOT", "DEV", "FEATURE", "OTHER_BOT", "REPORTER", "CommandFake", "CommandWorld", "RelayProcess",
-           "note_hook"]
+           "command_world", "note_hook"]

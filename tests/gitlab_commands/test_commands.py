@@ -1,17 +1,15 @@
 """Each command by a Developer, on the GitLab fake, through the include's `ci-agent-command` job
 (pipeline created as the relay creates it): fix (instructions reach the model as delimited data),
-explain (nothing pushed), retry after an escalation, stop / resume (the `ci-agent:paused` label
-and the next failed pipeline's fix job), status, help and an unknown word."""
+retry after an escalation, stop / resume (the `ci-agent:paused` label and the next failed
+pipeline's fix job), status. Explain, help and an unknown word, the same on both forges, are in
+tests/slash/scenarios/test_writers.py."""
 
 from __future__ import annotations
 
 import re
 
-import pytest
-
 from ci_agent.redact import FENCE_TAG
-from tests.github_scenarios.harness import ROOT_CAUSE
-from tests.gitlab_commands.harness import DEV, FEATURE, CommandWorld
+from tests.gitlab_commands.harness import DEV, CommandWorld
 from tests.gitlab_commands.steps import ESCALATED, FEATURE_FIX, PAUSED, assert_acted, assert_dotenv
 from tests.gitlab_scenarios.steps import RATINGS, WRONG_SUMMARIES, answer, model_calls, version
 from tests.scenarios import model_scripts as model
@@ -35,25 +33,6 @@ def test_fix_passes_the_instructions_as_delimited_data(world: CommandWorld) -> N
     assert blocks == [INSTRUCTIONS + "\n"], "the instructions, whole, inside one data block"
     assert "Thanks!" not in prompt, "the command's arguments end at the blank line"
     assert world.origin_tip("main") == world.repo.git("rev-parse", "HEAD").strip(), "main untouched"
-    assert_acted(world, note)
-
-
-def test_explain_posts_the_root_cause_and_pushes_nothing(world: CommandWorld) -> None:
-    iid, red = world.red_mr()
-    note = world.say(iid, "/ci-agent explain")
-    answer(world, "broken", "fix")
-    branches = world.origin_branches()
-
-    run = world.command(iid, note)
-
-    assert run.exit_code == 0, str(run)
-    assert_dotenv(run, "explained")
-    assert model_calls(world) == 1
-    assert "explain only" in model.first_user_text(world.api.message_requests[0]).lower()
-    said = world.status_body(iid)
-    assert ROOT_CAUSE in said
-    assert world.origin_branches() == branches and world.origin_tip(FEATURE) == red.sha, "nothing pushed"
-    assert list(world.gitlab.merge_requests) == [iid], "no merge request opened"
     assert_acted(world, note)
 
 
@@ -173,25 +152,4 @@ def test_status_shows_the_budget_and_tokens(world: CommandWorld) -> None:
     assert "Budget: 1 of 3 consecutive failed attempts used." in said
     tokens = int(re.findall(r"Tokens used on this fix branch: (\d+)\.", said)[-1])
     assert tokens >= int(first.dotenv["CI_AGENT_TOKENS"]) > 0
-    assert_acted(world, note)
-
-
-@pytest.mark.parametrize(("body", "first_line"), [
-    ("/ci-agent help", "Commands (at the start of a line"),
-    ("/ci-agent", "Commands (at the start of a line"),
-    ("/ci-agent frobnicate now", "`/ci-agent frobnicate` is not a command."),
-])
-def test_help_and_unknown_words_list_the_commands(world: CommandWorld, body: str, first_line: str) -> None:
-    iid = world.feature_mr()
-    note = world.say(iid, body)
-
-    run = world.command(iid, note)
-
-    assert run.exit_code == 0, str(run)
-    assert model_calls(world) == 0
-    said = world.status_body(iid)
-    assert first_line in said
-    for name in ("fix", "explain", "retry", "stop", "resume", "status", "apply", "help"):
-        assert f"`/ci-agent {name}" in said, name
-    assert world.origin_branches() == [FEATURE, "main"]
     assert_acted(world, note)

@@ -1,6 +1,7 @@
 """Modes propose and push on a same-project merge request: the patch proposed in the merge
 request's status note, `/ci-agent apply` pushing exactly that patch onto the merge request's own
-branch (an edited proposal is refused), and `/ci-agent fix` in mode push committing onto it."""
+branch (an edited proposal is refused), and mode push hearing its attempt went green. (`/ci-agent
+fix` in mode push, the same on both forges: tests/slash/scenarios/test_writers.py.)"""
 
 from __future__ import annotations
 
@@ -60,26 +61,6 @@ def test_an_edited_proposal_is_refused(world: CommandWorld) -> None:
     assert world.origin_tip(FEATURE) == red.sha, "nothing pushed"
     assert "not the one ci-agent posted" in world.status_body(iid)
     assert model_calls(world) == 1
-    assert_acted(world, note)
-
-
-def test_fix_in_mode_push_commits_onto_the_same_project_mr_branch(world: CommandWorld) -> None:
-    world.include["mode"] = "push"
-    iid, red = world.red_mr()
-    note = world.say(iid, "/ci-agent fix")
-    answer(world, "broken", "fix")
-
-    run = world.command(iid, note)
-
-    assert run.exit_code == 0, str(run)
-    assert_dotenv(run, "committed", attempt="1", branch=FEATURE)
-    tip = world.origin_tip(FEATURE)
-    assert tip is not None and world.commits(red.sha, FEATURE) == [tip]
-    assert world.show(FEATURE, RATINGS) == version(world, "fix")
-    assert world.origin_tip(FEATURE_FIX) is None and list(world.gitlab.merge_requests) == [iid], "no fix MR"
-    mr = world.gitlab.merge_requests[iid]
-    assert mr["title"] == "Stars" and mr["labels"] == [], "the person's MR is not retitled or relabelled"
-    assert "attempt 1 pushed" in world.status_body(iid)
     assert_acted(world, note)
 
 
