@@ -11,6 +11,7 @@ dotenv, how a command job is started — stays behind it.
 from __future__ import annotations
 
 import contextlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,7 @@ class Ran:
         return self.shown
 
 
-class Scene:
+class Scene(ABC):
     platform = ""
     feature = ""  # the person's branch
     feature_fix = ""  # the fix branch ci-agent makes for it
@@ -56,65 +57,72 @@ class Scene:
         self.world = world
 
     # -- the stage -----------------------------------------------------------------------------
+    @abstractmethod
     def red_change_request(self, branch: str = "") -> tuple[int, str]:
         """A person's change request whose CI failed (the sample's bug): its number and head."""
-        raise NotImplementedError
 
+    @abstractmethod
     def change_request(self, branch: str = "") -> int:
         """A person's change request with no CI run (nothing may get as far as reading one)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def fork_change_request(self) -> int:
-        raise NotImplementedError
+        """A change request from another project, its branch not on origin."""
 
+    @abstractmethod
     def use_mode(self, mode: str) -> None:
-        raise NotImplementedError
+        """The `mode` input of the jobs to come."""
 
+    @abstractmethod
     def answer(self, current: str, target: str) -> None:
         """The model's next answer: a patch from sample version `current` to `target`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def say(self, number: int, body: str) -> int:
         """A person with write access comments `body`; the comment's id."""
-        raise NotImplementedError
 
     # -- the command job -----------------------------------------------------------------------
+    @abstractmethod
     def command_job(self, number: int, comment_id: int) -> Callable[[], Ran]:
         """The job for this comment, started (its event or pipeline exists) but not run yet."""
-        raise NotImplementedError
 
     def command(self, number: int, comment_id: int) -> Ran:
         return self.command_job(number, comment_id)()
 
     # -- what is left --------------------------------------------------------------------------
+    @abstractmethod
     def status_body(self, number: int) -> str:
-        raise NotImplementedError
+        """The one status comment on the change request."""
 
+    @abstractmethod
     def acknowledged(self, comment_id: int) -> bool:
         """Our account's 👀 on the comment, exactly once."""
-        raise NotImplementedError
 
+    @abstractmethod
+    def requests(self) -> int:
+        """How many API requests the forge fake has seen."""
+
+    @abstractmethod
     def writes(self, since: int) -> list[str]:
         """The API requests that changed something, from request `since` on."""
-        raise NotImplementedError
 
-    def requests(self) -> int:
-        raise NotImplementedError
-
+    @abstractmethod
     def change_requests(self) -> list[int]:
-        raise NotImplementedError
+        """The numbers of every change request the forge holds."""
 
+    @abstractmethod
     def labels_and_title(self, number: int) -> tuple[list[str], str]:
-        raise NotImplementedError
+        """A change request's labels and title."""
+
+    @abstractmethod
+    def version(self, name: str) -> str:
+        """The sample file's text at version `name`."""
 
     def model_calls(self) -> int:
         return len(self.world.api.message_requests)
 
     def first_prompt(self) -> str:
         return model.first_user_text(self.world.api.message_requests[0])
-
-    def version(self, name: str) -> str:
-        raise NotImplementedError
 
     def origin_branches(self) -> list[str]:
         return list(self.world.origin_branches())
