@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from ci_agent.retry import Waiting, waiting_as
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.github_commands import harness as github
 from tests.github_commands import steps as github_steps
@@ -260,9 +261,14 @@ class GitLabScene(Scene):
 @contextlib.contextmanager
 def scene_on(platform: str, tmp_path: Path, anthropic_fake: AnthropicFake, monkeypatch: pytest.MonkeyPatch,
              capfd: pytest.CaptureFixture[str]) -> Iterator[Scene]:
+    """The platform's command world, its clients' retry waits recorded instead of slept (as the
+    platform's own `forge_waits` fixture does; GitHub's without request spacing)."""
+    waits: list[float] = []
     if platform == "github":
-        with github.command_world(tmp_path, anthropic_fake, monkeypatch, capfd) as hub:
+        with waiting_as(Waiting(sleep=waits.append, pace=False)), \
+                github.command_world(tmp_path, anthropic_fake, monkeypatch, capfd) as hub:
             yield GitHubScene(hub)
     else:
-        with gitlab.command_world(tmp_path, anthropic_fake, monkeypatch, capfd) as lab:
+        with waiting_as(Waiting(sleep=waits.append)), \
+                gitlab.command_world(tmp_path, anthropic_fake, monkeypatch, capfd) as lab:
             yield GitLabScene(lab)
