@@ -15,7 +15,8 @@ from ci_agent.engine.types import Trigger
 from ci_agent.platforms.github.env import action_inputs
 from ci_agent.platforms.github.forge import GitHubForge
 from tests.fakes.github_fake import GitHubFake
-from tests.forge.test_github import ACTIONS_TOKEN, zip_bytes
+from tests.forge.forges import GITHUB_ACTIONS_TOKEN as ACTIONS_TOKEN
+from tests.forge.forges import zip_bytes
 from tests.scenarios.sample_repos import git
 
 TRX = "<TestRun/>"
