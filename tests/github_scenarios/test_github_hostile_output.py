@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from tests.github_scenarios.harness import USER_TOKEN, World, timestamped
 from tests.github_scenarios.steps import diff, the_status_comment, version
+from tests.render.test_untrusted_md import HOSTILE, attack_surface
 from tests.runner_grammar import CANARY, HOSTILE_LINES, hostile_commands
 from tests.scenarios import model_scripts as model
-from tests.test_untrusted_md import HOSTILE, attack_surface
 
 PROSE = "\n\n".join(HOSTILE) + f"\n\n{HOSTILE_LINES[0]}\n##[add-path]/{CANARY}"
 

@@ -1,7 +1,7 @@
 """A dry run writes nothing: `fix --local --dry-run` runs the attempt engine on a `DryRunLedger`,
 which reads the repository's side records and keeps what the run would record in memory.
 
-The repository, git and pytest are real (the sample of tests/test_fix_local.py)."""
+The repository, git and pytest are real (the sample of tests/cli/test_fix_local.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from ci_agent.engine import state
 from ci_agent.engine.budget import Event, Reset, ResetReason
 from ci_agent.engine.dry_run import DryRunLedger
 from ci_agent.engine.ledger import Build
-from tests.test_fix_local import PYTEST, exhaust, fix, no_model, quick_pytest, repo, sh
+from tests.cli.test_fix_local import PYTEST, exhaust, fix, no_model, quick_pytest, repo, sh
 
-__all__ = ["quick_pytest", "repo"]  # the fixtures, shared with tests/test_fix_local.py
+__all__ = ["quick_pytest", "repo"]  # the fixtures, shared with tests/cli/test_fix_local.py
 
 
 class ListLedger:

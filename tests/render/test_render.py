@@ -34,7 +34,7 @@ from ci_agent.report import (
 )
 from tests.conftest import shared_fixture
 
-SCHEMA = json.loads((Path(__file__).parent.parent / "ci_agent" / "schemas" / "report-v1.json").read_text())
+SCHEMA = json.loads((Path(__file__).parents[2] / "ci_agent" / "schemas" / "report-v1.json").read_text())
 
 
 def _diag(i: int, severity: Severity = Severity.ERROR, message: str | None = None,
