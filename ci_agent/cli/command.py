@@ -7,19 +7,16 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from ci_agent.errors import UsageError
 
+HELP = "act on a /ci-agent comment (fix, explain, retry, stop, resume, status, apply, help)"
+DESCRIPTION = ("Read one /ci-agent comment back from the forge, check who wrote it (write access, "
+    "no bots, each comment once, a rate limit per change request), acknowledge it with 👀 and "
+    "answer in the status comment. Exit codes as for fix.")
 
-def register(verbs: Any) -> None:
-    parser = verbs.add_parser(
-        "command",
-        help="act on a /ci-agent comment (fix, explain, retry, stop, resume, status, apply, help)",
-        description="Read one /ci-agent comment back from the forge, check who wrote it (write access, "
-        "no bots, each comment once, a rate limit per change request), acknowledge it with 👀 and "
-        "answer in the status comment. Exit codes as for fix.",
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--github", action="store_true",
                        help="inside a GitHub Actions job on issue_comment / pull_request_review_comment")

@@ -60,12 +60,13 @@ class Check:
         return f"{self.status:<4}  {self.topic}: {self.message}"
 
 
-def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    doctor = verbs.add_parser(
-        "doctor", help="check this repository's ci-agent setup (offline; one API call with a token)",
-        description="Check the config, git, the GitHub remote, the workflows, workflow_dispatch on the "
-        "CI workflow and the secrets the workflows need. With GITHUB_TOKEN or GH_TOKEN and GITHUB_API_URL "
-        "set, also which kind of token it is and whether its pushes start CI.")
+HELP = "check this repository's ci-agent setup (offline; one API call with a token)"
+DESCRIPTION = ("Check the config, git, the GitHub remote, the workflows, workflow_dispatch on the "
+    "CI workflow and the secrets the workflows need. With GITHUB_TOKEN or GH_TOKEN and GITHUB_API_URL "
+    "set, also which kind of token it is and whether its pushes start CI.")
+
+
+def add_arguments(doctor: argparse.ArgumentParser) -> None:
     doctor.add_argument("--repo", metavar="DIR", default=".", help="the repository root (default: .)")
     doctor.add_argument("--gitlab", action="store_true",
                         help="check a GitLab setup: .gitlab-ci.yml includes ci-agent; inside a job, the "

@@ -30,15 +30,14 @@ if TYPE_CHECKING:  # the engine is imported when the verb runs, not when the CLI
     from ci_agent.llm.types import ModelSettings
 
 
-def register(verbs: Any) -> None:
-    fix = verbs.add_parser(
-        "fix",
-        help="ask Claude for a fix of the failing build and leave it on a local branch",
-        description="Collect the failure (given logs, or run --command), distill it, ask Claude for "
-        "a minimal patch, police and apply it, verify it (--verify), and commit it on "
-        "ci-agent/fix/<branch>, all in a git worktree: your working copy is never touched. "
-        "Exit 0 done, 2 usage, 3 attempt budget exhausted, 4 no safe patch, 5 model service failure.",
-    )
+HELP = "ask Claude for a fix of the failing build and leave it on a local branch"
+DESCRIPTION = ("Collect the failure (given logs, or run --command), distill it, ask Claude for "
+    "a minimal patch, police and apply it, verify it (--verify), and commit it on "
+    "ci-agent/fix/<branch>, all in a git worktree: your working copy is never touched. "
+    "Exit 0 done, 2 usage, 3 attempt budget exhausted, 4 no safe patch, 5 model service failure.")
+
+
+def add_arguments(fix: argparse.ArgumentParser) -> None:
     fix.add_argument("--ci", metavar="PLATFORM",
                      help="where this runs: github (inside GitHub Actions), gitlab (inside GitLab CI), "
                      "local (this repository, no forge) or auto (GitHub Actions or GitLab CI when "
@@ -213,4 +212,4 @@ def _write_summary(text: str, path: str | None, as_json: bool) -> None:
         write_stdout(text)
 
 
-__all__ = ["ExitCode", "register", "run_fix_command"]
+__all__ = ["ExitCode", "add_arguments", "run_fix_command"]

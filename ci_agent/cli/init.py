@@ -203,13 +203,14 @@ def detect_forge(root: Path) -> str:
 # --------------------------------------------------------------------------- command
 
 
-def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    init = verbs.add_parser(
-        "init", help="write the GitHub workflows and a starter .ci-agent.yml for this repository",
-        description="Detect the repository's stack (.sln/.csproj/.fsproj, package.json, pyproject.toml/"
-        "setup.py, Cargo.toml, go.mod, pom.xml/build.gradle) and write .github/workflows/"
-        f"{INLINE_FILE}, .github/workflows/{ON_FAILURE_FILE}, .github/workflows/{COMMAND_FILE} "
-        f"and {CONFIG_FILE}.")
+HELP = "write the GitHub workflows and a starter .ci-agent.yml for this repository"
+DESCRIPTION = ("Detect the repository's stack (.sln/.csproj/.fsproj, package.json, pyproject.toml/"
+    "setup.py, Cargo.toml, go.mod, pom.xml/build.gradle) and write .github/workflows/"
+    f"{INLINE_FILE}, .github/workflows/{ON_FAILURE_FILE}, .github/workflows/{COMMAND_FILE} "
+    f"and {CONFIG_FILE}.")
+
+
+def add_arguments(init: argparse.ArgumentParser) -> None:
     init.add_argument("--repo", metavar="DIR", default=".", help="the repository root (default: .)")
     init.add_argument("--force", action="store_true", help="overwrite files that already exist")
     init.add_argument("--stack", choices=STACK_NAMES, help="use this stack instead of detecting it")

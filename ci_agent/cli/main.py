@@ -6,7 +6,6 @@ import argparse
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ci_agent import __version__, logguard
 from ci_agent.cli import command, doctor, fix, init, patch, poll, run_reporting_errors, serve
@@ -17,23 +16,25 @@ OUTPUT_FORMATS = ("llm", "markdown", "json", "github", "codequality", "junit")
 
 @dataclass(frozen=True, slots=True)
 class Verb:
-    """One `ci-agent VERB`: how its arguments are added to the parser, and what runs it.
+    """One `ci-agent VERB`: its line in `ci-agent --help`, its own help's description, how its
+    arguments are added, and what runs it.
 
     A verb module keeps its engine imports inside the verb's run, so the table costs nothing at
     start-up but the argument definitions."""
 
     name: str
-    register: Callable[[Any], None]  # adds the verb's subparser to the top-level subparsers
+    help: str
+    description: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
 
 
-def _register_distill(verbs: Any) -> None:
-    distill = verbs.add_parser(
-        "distill",
-        help="read build logs and test results, print one duplicate-free failure report",
-        description="Read build logs and test-result files (TRX, JUnit, NUnit, xUnit, console logs) "
-        "and print one short, duplicate-free report. No API key needed.",
-    )
+DISTILL_HELP = "read build logs and test results, print one duplicate-free failure report"
+DISTILL_DESCRIPTION = ("Read build logs and test-result files (TRX, JUnit, NUnit, xUnit, console logs) "
+                       "and print one short, duplicate-free report. No API key needed.")
+
+
+def _distill_arguments(distill: argparse.ArgumentParser) -> None:
     distill.add_argument("paths", nargs="+", metavar="PATH", help="log or result file, glob, or - for stdin")
     distill.add_argument("--format", dest="input_format", metavar="F",
                          help="read every input as this format instead of sniffing it")
@@ -48,14 +49,14 @@ def _register_distill(verbs: Any) -> None:
 
 # In the order `ci-agent --help` lists them.
 VERBS: tuple[Verb, ...] = (
-    Verb("distill", _register_distill, run_distill),
-    Verb("patch", patch.register, patch.run_patch),
-    Verb("fix", fix.register, fix.run_fix_command),
-    Verb("init", init.register, init.run_init),
-    Verb("doctor", doctor.register, doctor.run_doctor),
-    Verb("command", command.register, command.run_command),
-    Verb("serve", serve.register, serve.run_serve),
-    Verb("poll", poll.register, poll.run_poll),
+    Verb("distill", DISTILL_HELP, DISTILL_DESCRIPTION, _distill_arguments, run_distill),
+    Verb("patch", patch.HELP, patch.DESCRIPTION, patch.add_arguments, patch.run_patch),
+    Verb("fix", fix.HELP, fix.DESCRIPTION, fix.add_arguments, fix.run_fix_command),
+    Verb("init", init.HELP, init.DESCRIPTION, init.add_arguments, init.run_init),
+    Verb("doctor", doctor.HELP, doctor.DESCRIPTION, doctor.add_arguments, doctor.run_doctor),
+    Verb("command", command.HELP, command.DESCRIPTION, command.add_arguments, command.run_command),
+    Verb("serve", serve.HELP, serve.DESCRIPTION, serve.add_arguments, serve.run_serve),
+    Verb("poll", poll.HELP, poll.DESCRIPTION, poll.add_arguments, poll.run_poll),
 )
 _VERB_BY_NAME = {verb.name: verb for verb in VERBS}
 
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
     for verb in VERBS:
-        verb.register(verbs)
+        verb.add_arguments(verbs.add_parser(verb.name, help=verb.help, description=verb.description))
     return parser
 
 

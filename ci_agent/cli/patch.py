@@ -10,23 +10,20 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from ci_agent.cli import repo_root_arg
 from ci_agent.config.load import load_settings
 from ci_agent.errors import ExitCode, InputError
 from ci_agent.patch.engine import Verdict, apply_patch, review
 
+HELP = "check or apply a unified diff under ci-agent's patch policy"
+DESCRIPTION = ("Police a unified diff (paths, sizes, fake-fix gates, git apply --check) and "
+    "optionally apply it to the work tree and index, all or nothing. "
+    "Exit 0 when it passes, 1 when it is rejected.")
 
-def register(verbs: Any) -> None:
-    """Add the `patch` verb to the top-level subparsers `verbs`."""
-    patch = verbs.add_parser(
-        "patch",
-        help="check or apply a unified diff under ci-agent's patch policy",
-        description="Police a unified diff (paths, sizes, fake-fix gates, git apply --check) and "
-        "optionally apply it to the work tree and index, all or nothing. "
-        "Exit 0 when it passes, 1 when it is rejected.",
-    )
+
+def add_arguments(patch: argparse.ArgumentParser) -> None:
+    """The `patch` verb's arguments (its help and description: HELP, DESCRIPTION)."""
     actions = patch.add_subparsers(dest="patch_action", metavar="ACTION")
     actions.required = True
     for name, help_text in (

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from ci_agent.cli import run_reporting_errors
 from ci_agent.engine.forge import ChangeRequest, Comment
@@ -66,14 +66,13 @@ class PollResult:
     skipped: list[tuple[int, int, str]] = field(default_factory=list)  # (iid, note id, why)
 
 
-def register(verbs: Any) -> None:
-    poll = verbs.add_parser(
-        "poll",
-        help="GitLab: find new /ci-agent comments and start a command pipeline for each (scheduled job)",
-        description="Run in a scheduled GitLab pipeline: read the merge request comments written since "
-        f"the last run (cursor: the CI/CD variable {CURSOR_VARIABLE}) and start a command pipeline for "
-        f"each /ci-agent command. Needs {TOKEN_VARIABLE} with the api scope and the Maintainer role.",
-    )
+HELP = "GitLab: find new /ci-agent comments and start a command pipeline for each (scheduled job)"
+DESCRIPTION = ("Run in a scheduled GitLab pipeline: read the merge request comments written since "
+    f"the last run (cursor: the CI/CD variable {CURSOR_VARIABLE}) and start a command pipeline for "
+    f"each /ci-agent command. Needs {TOKEN_VARIABLE} with the api scope and the Maintainer role.")
+
+
+def add_arguments(poll: argparse.ArgumentParser) -> None:
     poll.add_argument("--inline", action="store_true",
                       help="run `ci-agent command --gitlab` for each command in this job instead of "
                       "starting a pipeline per command")

@@ -25,14 +25,13 @@ from ci_agent.retry import RetryPolicy
 _MAX_FORGES = 256
 
 
-def register(verbs: Any) -> None:
-    serve = verbs.add_parser(
-        "serve",
-        help="GitLab webhook relay: start a command pipeline for each /ci-agent comment",
-        description="Receive a GitLab project webhook (Comments events) and create a pipeline on the "
-        f"default branch for each merge request comment holding a /ci-agent command. Reads "
-        f"{SECRET_VARIABLE} and {TOKEN_VARIABLE} from the environment.",
-    )
+HELP = "GitLab webhook relay: start a command pipeline for each /ci-agent comment"
+DESCRIPTION = ("Receive a GitLab project webhook (Comments events) and create a pipeline on the "
+    f"default branch for each merge request comment holding a /ci-agent command. Reads "
+    f"{SECRET_VARIABLE} and {TOKEN_VARIABLE} from the environment.")
+
+
+def add_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1; 0.0.0.0 in a container)")
     serve.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
