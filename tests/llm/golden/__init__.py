@@ -4,8 +4,8 @@ request shows.
 
 The platform files are what the dry run prints: `fix --local --dry-run` prints the whole Messages API
 body as JSON; `dry_run: true` on GitHub and GitLab prints the request as a person reads it
-(system text, user turn, tool names) and its size, which pins the rest of the body (model,
-tool schemas, cache breakpoints) to the byte count. Whoever changes a prompt template, a tool
+(system text, user turn, tool names); the rest of the body (model, tool schemas, cache
+breakpoints) comes from the same `llm.first_request` the local file pins whole. Whoever changes a prompt template, a tool
 schema or the context changes these files on purpose:
 
     CI_AGENT_UPDATE_GOLDEN=1 python -m pytest tests/llm/test_golden_requests_*.py tests/llm/test_prompt.py
@@ -33,13 +33,23 @@ UPDATE_ENV = "CI_AGENT_UPDATE_GOLDEN"
 UPDATING = os.environ.get(UPDATE_ENV) == "1"
 
 
+# The sizes a report names for its inputs, and the request size the dry run prints: the sample's
+# pytest log holds its temp folder's path and its JUnit file the host name and timings, so their
+# sizes (and, through the digits, the request's) differ from one machine to the next (a CI clone's
+# temp folder was 22 bytes longer than the one these files were written on).
+_INPUT_SIZE = re.compile(r"\((\w+), \d+ bytes\)")
+_REQUEST_SIZE = re.compile(r"the request is \d+ bytes, about \d+ tokens")
+
+
 def normalise(text: str, tmp: Path, failing_commit: str, parent_commit: str) -> str:
     """What varies between two runs of the same scenario, and only that: the ids of the sample's
     two commits (git stamps them with the time they were made, so they differ on every run; the
-    request names them shortened to 12 digits) and the pytest temp folder (a path a tool printed).
-    The byte count printed beside the request is unchanged by this: it was counted before."""
+    request names them shortened to 12 digits), the pytest temp folder (a path a tool printed),
+    and the sizes that depend on the machine (above)."""
     for commit, name in ((failing_commit, "<failing-commit>"), (parent_commit, "<parent-commit>")):
         text = re.sub(rf"\b{commit[:12]}[0-9a-f]{{0,28}}\b", name, text)
+    text = _INPUT_SIZE.sub(r"(\1, <size> bytes)", text)
+    text = _REQUEST_SIZE.sub("the request is <size> bytes, about <n> tokens", text)
     return text.replace(str(tmp), "<tmp>")
 
 
