@@ -5,8 +5,8 @@ request shows.
 The platform files are what the dry run prints: `fix --local --dry-run` prints the whole Messages API
 body as JSON; `dry_run: true` on GitHub and GitLab prints the request as a person reads it
 (system text, user turn, tool names); the rest of the body (model, tool schemas, cache
-breakpoints) comes from the same `llm.first_request` the local file pins whole. Whoever changes a prompt template, a tool
-schema or the context changes these files on purpose:
+breakpoints) comes from the same `llm.first_request` the local file pins whole. Whoever changes a
+prompt template, a tool schema or the context changes these files on purpose:
 
     CI_AGENT_UPDATE_GOLDEN=1 python -m pytest tests/llm/test_golden_requests_*.py tests/llm/test_prompt.py
 
