@@ -1,0 +1,5 @@
+"""A small warehouse inventory: stock levels, orders and reports."""
+
+from inventory.stock import Warehouse
+
+__all__ = ["Warehouse"]
