@@ -1,0 +1,3 @@
+module example.com/shorty
+
+go 1.19

@@ -1,0 +1,4 @@
+pub mod feed;
+pub mod post;
+pub mod site;
+pub mod slug;
