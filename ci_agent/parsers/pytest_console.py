@@ -19,20 +19,29 @@ last frame, coded with the exception type.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ci_agent.parsers.pytest_lines import (
+    block_name,
+    counts_line,
+    is_node_id,
+    node_of_title,
+    split_subtest,
+    subtest_summary_line,
+    subtest_verbose_line,
+    summary_line,
+    title_of_node,
+    verbose_line,
+    with_subtest,
+)
 from ci_agent.report import Diagnostic, Outcome, ParseResult, RunError, Severity, TestCase, TestCounts
 
 # pytest pads titles to the terminal width but always writes at least one rule character.
 _RULE_RE = re.compile(r"=+ (?P<title>.+?) =+")
 _BLOCK_RE = re.compile(r"_+ (?P<title>[^_ ].*?) _+")
 _INTERRUPTED_RE = re.compile(r"!{3,} (?P<text>.+?) !{3,}")
-# `1 failed, 3 passed, 1 skipped, 2 warnings in 0.12s` (also `no tests ran in 0.01s`).
-_COUNTS_RE = re.compile(
-    r"(?P<items>(?:\d+ [a-z]+(?:, )?)+|no tests ran) in [\d.]+s(?: \([\d:]+\))?"
-)
-_COUNT_ITEM_RE = re.compile(r"(\d+) ([a-z]+)")
 # A traceback location at column 0: `t/a.py:12: AssertionError` (long), `t/a.py:12: in test_b` (short).
 _LOCATION_RE = re.compile(r"(?P<file>(?:[A-Za-z]:[\\/])?[^\s:][^:]*?\.py):(?P<line>\d+):(?: (?P<rest>.*))?")
 _TRACEBACK_START = "Traceback (most recent call last):"
@@ -42,7 +51,6 @@ _IN_TEST_SECTIONS = frozenset({"ERRORS", "FAILURES", "PASSES", "XPASSES", "XFAIL
 MAX_BLOCK_LINES = 400
 MAX_LINE_CHARS = 2000
 MAX_TRACEBACK_FRAMES = 50
-MAX_SPLIT_TRIES = 20
 MAX_FAILURES = 20_000  # blocks and summary entries kept per input (memory stays bounded)
 MAX_STORED_CHARS = 32 << 20
 
@@ -69,76 +77,6 @@ class _Block:
 class _Traceback:
     frames: list[tuple[str, int]] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
-
-
-def block_name(title: str) -> tuple[str, Outcome]:
-    """`TestA.test_b` -> name part of the node id; `ERROR at setup of x` -> (x, error)."""
-    for prefix in ("ERROR at setup of ", "ERROR at teardown of ", "ERROR collecting "):
-        if title.startswith(prefix):
-            return title.removeprefix(prefix), Outcome.ERROR
-    return title, Outcome.FAILED
-
-
-def title_of_node(node: str) -> str:
-    """The block title pytest prints for a node id: `a.py::TestA::test_b[x::y]` -> `TestA.test_b[x::y]`."""
-    _, sep, rest = node.partition("::")
-    if not sep:
-        return node  # a module (collection error)
-    head, bracket, params = rest.partition("[")
-    return head.replace("::", ".") + bracket + params
-
-
-def node_of_title(module: str, title: str) -> str:
-    """The inverse of title_of_node, given the module the block's first frame is in."""
-    head, bracket, params = title.partition("[")
-    return f"{module}::{head.replace('.', '::')}{bracket}{params}"
-
-
-def is_node_id(text: str) -> bool:
-    """`tests/a.py::TestA::test_b[...]` or a module `tests/a.py` (collection error)."""
-    if not text or text[0].isspace():
-        return False
-    path, sep, _ = text.partition("::")
-    return bool(sep and path and " " not in path) or (text.endswith(".py") and " " not in text)
-
-
-def split_summary(text: str) -> tuple[str, str | None]:
-    """`node - message` -> (node, message); a ` - ` inside `[param ids]` belongs to the node."""
-    start = 0
-    for _ in range(MAX_SPLIT_TRIES):
-        at = text.find(" - ", start)
-        if at < 0:
-            break
-        node = text[:at]
-        if node.count("[") <= node.count("]"):
-            return node, text[at + 3 :]
-        start = at + 3
-    node, sep, message = text.partition(" - ")
-    return node, (message if sep else None)
-
-
-def summary_line(line: str) -> tuple[Outcome, str, str | None] | None:
-    """`FAILED node - message` / `ERROR node` of the short test summary."""
-    for word, outcome in (("FAILED ", Outcome.FAILED), ("ERROR ", Outcome.ERROR)):
-        if line.startswith(word):
-            node, message = split_summary(line[len(word):])
-            if is_node_id(node):
-                return outcome, node, message
-    return None
-
-
-def verbose_line(line: str) -> tuple[Outcome, str] | None:
-    """`node FAILED   [ 7%]` of `pytest -v`, or xdist's `[gw0] [ 7%] FAILED node`."""
-    words = line.split()
-    for i, word in enumerate(words):
-        if word in ("FAILED", "ERROR"):
-            outcome = Outcome.FAILED if word == "FAILED" else Outcome.ERROR
-            if i == 1 and "::" in words[0] and is_node_id(words[0]):
-                return outcome, words[0]
-            if i > 0 and words[0].startswith("[gw") and i + 1 < len(words) and "::" in words[i + 1]:
-                return outcome, words[i + 1]
-            return None
-    return None
 
 
 def _traceback_part(lines: Sequence[str]) -> Sequence[str]:
@@ -183,25 +121,10 @@ def pick_location(
     return test_file, None
 
 
-def counts_from(items: str) -> TestCounts:
-    """pytest's words -> our counts: xfailed is skipped, xpassed passed, errors failed."""
-    found: dict[str, int] = {}
-    for number, word in _COUNT_ITEM_RE.findall(items):
-        found[word] = found.get(word, 0) + int(number)
-    failed = found.get("failed", 0) + found.get("error", 0) + found.get("errors", 0)
-    passed = found.get("passed", 0) + found.get("xpassed", 0)
-    skipped = found.get("skipped", 0) + found.get("xfailed", 0)
-    return TestCounts(total=failed + passed + skipped, passed=passed, failed=failed, skipped=skipped)
-
-
-def counts_line(text: str) -> TestCounts | None:
-    if " in " not in text or not text.endswith(("s", ")")):
-        return None
-    m = _COUNTS_RE.fullmatch(text)
-    return counts_from(m["items"]) if m else None
-
-
 _Key = tuple[str, Outcome]
+# (node id, outcome, ordinal): the ordinal is 0, except for the oldest subtest dialect's summary
+# lines (`SUBFAIL node`, no description), which repeat one node once per failed subtest.
+_SummaryKey = tuple[str, Outcome, int]
 
 
 class PytestConsumer:
@@ -212,7 +135,9 @@ class PytestConsumer:
         self._section: str | None = None
         self._block: _Block | None = None
         self._blocks: dict[_Key, list[_Block]] = {}  # by (title name, outcome); titles can repeat
-        self._summary: dict[_Key, str | None] = {}  # by (node id, outcome) -> summary message
+        self._summary: dict[_SummaryKey, str | None] = {}  # -> summary message
+        self._bare_subtests: dict[str, int] = {}  # node -> its `SUBFAIL node` lines so far
+        self._subtest_titles: dict[_Key, deque[str]] = {}  # (test's title, outcome) -> subtest blocks
         self._counts: TestCounts | None = None
         self._run_errors: list[RunError] = []
         self._traceback: _Traceback | None = None
@@ -243,6 +168,8 @@ class PytestConsumer:
                 outcome, node, message = summary
                 self._remember(node, outcome, message)
                 return
+        if "SUBFAIL" in line and self._feed_subtest(line):
+            return
         if first == "!":
             m = _INTERRUPTED_RE.fullmatch(line)
             if m:
@@ -258,15 +185,35 @@ class PytestConsumer:
                 return
         if "::" in line and ("FAILED" in line or "ERROR" in line):
             verbose = verbose_line(line)
-            if verbose is not None and (verbose[1], verbose[0]) not in self._summary:
+            if verbose is not None and (verbose[1], verbose[0], 0) not in self._summary:
                 self._remember(verbose[1], verbose[0], None)
 
-    def _remember(self, node: str, outcome: Outcome, message: str | None) -> None:
-        key = (node, outcome)
+    def _feed_subtest(self, line: str) -> bool:
+        """A failed subtest's summary or `-v` line (pytest_lines' module docstring)."""
+        summary = subtest_summary_line(line)
+        if summary is not None:
+            if summary.description is not None:
+                self._remember(with_subtest(summary.node, summary.description), Outcome.FAILED,
+                               summary.message)
+            else:
+                ordinal = self._bare_subtests.get(summary.node, 0) + 1
+                if self._remember(summary.node, Outcome.FAILED, summary.message, ordinal):
+                    self._bare_subtests[summary.node] = ordinal
+            return True
+        name = subtest_verbose_line(line)
+        if name is None:
+            return False
+        if (name, Outcome.FAILED, 0) not in self._summary:
+            self._remember(name, Outcome.FAILED, None)
+        return True
+
+    def _remember(self, node: str, outcome: Outcome, message: str | None, ordinal: int = 0) -> bool:
+        key = (node, outcome, ordinal)
         if key in self._summary or len(self._summary) < MAX_FAILURES:
             self._summary[key] = message
-        else:
-            self._dropped += 1
+            return True
+        self._dropped += 1
+        return False
 
     def _feed_rule(self, line: str) -> bool:
         m = _RULE_RE.fullmatch(line)
@@ -318,7 +265,11 @@ class PytestConsumer:
             self._dropped += 1
             return
         self._kept_blocks += 1
-        self._blocks.setdefault(block_name(block.title), []).append(block)
+        name, outcome = block_name(block.title)
+        self._blocks.setdefault((name, outcome), []).append(block)
+        test_title, description = split_subtest(name)
+        if description is not None:
+            self._subtest_titles.setdefault((test_title, outcome), deque()).append(name)
 
     def finish(self) -> ParseResult:
         self._close_block()
@@ -336,9 +287,12 @@ class PytestConsumer:
     def _join(self) -> list[TestCase]:
         """Summary lines (node ids) joined with blocks (titles), in order; either may be missing."""
         failures: list[TestCase] = []
-        for (node, outcome), summary_message in self._summary.items():
-            waiting = self._blocks.get((title_of_node(node), outcome))
-            block = waiting.pop(0) if waiting else None
+        for (node, outcome, ordinal), summary_message in self._summary.items():
+            if ordinal:
+                node, block = self._next_subtest_block(node, outcome)
+            else:
+                waiting = self._blocks.get((title_of_node(node), outcome))
+                block = waiting.pop(0) if waiting else None
             failures.append(_case(node, outcome, summary_message, block))
         for (title, outcome), blocks in self._blocks.items():
             for block in blocks:  # blocks without a summary line (`-r` without f/E, old pytest)
@@ -352,9 +306,20 @@ class PytestConsumer:
                 failures.append(_case(node, outcome, None, block))
         return failures
 
+    def _next_subtest_block(self, node: str, outcome: Outcome) -> tuple[str, _Block | None]:
+        """For a summary line without a description: the test's next subtest block, in log order,
+        and the subtest's name from that block's title."""
+        titles = self._subtest_titles.get((title_of_node(node), outcome), deque())
+        while titles:
+            title = titles.popleft()
+            waiting = self._blocks.get((title, outcome))
+            if waiting:
+                return with_subtest(node, split_subtest(title)[1]), waiting.pop(0)
+        return node, None
+
 
 def _case(node: str, outcome: Outcome, summary_message: str | None, block: _Block | None) -> TestCase:
-    path, sep, rest = node.partition("::")
+    path, sep, rest = split_subtest(node)[0].partition("::")
     test_file = path if path.endswith(".py") else None
     lines = block.lines if block is not None else []
     file, line = pick_location(block_locations(lines), test_file)
