@@ -1,0 +1,3 @@
+module example.com/statsbatch
+
+go 1.19

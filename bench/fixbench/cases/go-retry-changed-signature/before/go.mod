@@ -1,0 +1,3 @@
+module example.com/mirror
+
+go 1.19

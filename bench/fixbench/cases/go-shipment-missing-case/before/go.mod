@@ -1,0 +1,3 @@
+module example.com/parcels
+
+go 1.19
