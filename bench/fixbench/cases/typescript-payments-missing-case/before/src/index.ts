@@ -1,0 +1,3 @@
+export type { WalletEvent, Charge, Refund, Chargeback } from "./events.js";
+export { balance, delta } from "./balance.js";
+export { statementLine } from "./statement.js";
