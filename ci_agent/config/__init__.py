@@ -97,16 +97,34 @@ class CommitSettings:
     no_verify: bool = False
 
 
+MIN_THINKING_TOKENS = 1024  # the Messages API's least thinking `budget_tokens`
+
+
+def thinking_budget_problem(thinking_tokens: int, max_tokens: int) -> str:
+    """Why the Messages API would refuse this thinking budget, or "" (0, thinking off, is fine)."""
+    if thinking_tokens == 0:
+        return ""
+    if thinking_tokens < MIN_THINKING_TOKENS:
+        return f"thinking_tokens must be 0 (off) or at least {MIN_THINKING_TOKENS}, got {thinking_tokens}"
+    if thinking_tokens >= max_tokens:
+        return (f"thinking_tokens ({thinking_tokens}) must be less than max_tokens ({max_tokens}): "
+                "thinking is part of each response's output")
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelConfig:
     """`model:`. `name` None means the client's default (a current Sonnet from the SDK's list):
-    the SDK may only be imported by `ci_agent.llm.anthropic_client`, so the default lives there."""
+    the SDK may only be imported by `ci_agent.llm.anthropic_client`, so the default lives there.
+    `thinking_tokens` turns on extended thinking with that budget per response (0: off); the
+    loader checks it against `thinking_budget_problem`."""
 
     name: str | None = None
     max_turns: int = 8
     max_tokens: int = 8192
     max_total_tokens: int = 400_000
     timeout_s: int = 300
+    thinking_tokens: int = field(default=0, metadata={"min": 0})
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from ci_agent.config import CONFIG_FILE, CommitSettings, Settings
+from ci_agent.config import CONFIG_FILE, CommitSettings, ModelConfig, Settings, thinking_budget_problem
 from ci_agent.errors import ConfigError
 
 ENV_PREFIX = "CI_AGENT_"
@@ -232,7 +232,17 @@ def _check_commit(settings: CommitSettings, where: str, leaves: Leaves) -> None:
         raise ConfigError(f"{source('author_name')}: {where}.author_name must not contain < or >")
 
 
-_CHECKS: dict[str, Callable[[Any, str, Leaves], None]] = {"commit": _check_commit}
+def _check_model(settings: ModelConfig, where: str, leaves: Leaves) -> None:
+    """The thinking budget against the API's rules, checked when the configuration is read, so
+    a bad budget is a usage error naming its key, not a 400 from the API mid-run. The default, 0,
+    is always valid, so a problem names where `thinking_tokens` was set."""
+    problem = thinking_budget_problem(settings.thinking_tokens, settings.max_tokens)
+    if problem:
+        source = leaves.get(_join(where, "thinking_tokens"), (None, "default"))[1]
+        raise ConfigError(f"{source}: {where}.{problem}")
+
+
+_CHECKS: dict[str, Callable[[Any, str, Leaves], None]] = {"commit": _check_commit, "model": _check_model}
 
 
 def _assemble(cls: type[T], where: str, leaves: Leaves) -> T:

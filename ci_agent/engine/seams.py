@@ -27,7 +27,8 @@ def model_settings(settings: Settings, default_model: str) -> ModelSettings:
     m = settings.model
     return ModelSettings(model=m.name or default_model, max_turns=m.max_turns, max_tokens=m.max_tokens,
                          max_total_tokens=m.max_total_tokens, timeout_s=m.timeout_s,
-                         language=settings.language, notes=settings.notes)
+                         language=settings.language, notes=settings.notes,
+                         thinking_tokens=m.thinking_tokens)
 
 
 def real_seams(settings: Settings, env: Mapping[str, str], redactor: Redactor,

@@ -39,6 +39,8 @@ Check = Callable[[str], list[str]]
 Redact = Callable[[str], str]
 _UNVERIFIED = re.compile(r"^\W*unverified\b", re.IGNORECASE)
 _SAY = Prose("conversation.md.j2")
+# The fields of the thinking blocks the API wants back verbatim, by block type.
+_THINKING_FIELDS = {"thinking": ("type", "thinking", "signature"), "redacted_thinking": ("type", "data")}
 
 
 def unverified_count(assumptions: Iterable[str]) -> int:
@@ -125,17 +127,27 @@ def _proposal(sub: _Submission, notes: list[str]) -> PatchProposal:
 
 
 def _history_blocks(content: object) -> list[dict[str, Any]]:
-    """The assistant turn as we send it back: its text and tool_use blocks, nothing else."""
+    """The assistant turn as we send it back: its thinking, text and tool_use blocks, in order.
+
+    With extended thinking on, the API requires the turn's `thinking` blocks (with their
+    `signature`) and `redacted_thinking` blocks back unchanged while a tool-use cycle goes on, so
+    they are copied field for field. Their text is the model's and could echo a secret: it is
+    only ever sent back to the API, never logged, shown or stored."""
     blocks: list[dict[str, Any]] = []
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
-        if block.get("type") == "text" and block.get("text"):
+        kind = block.get("type")
+        if kind in _THINKING_FIELDS:
+            blocks.append({key: block.get(key) for key in _THINKING_FIELDS[kind]})
+        elif kind == "text" and block.get("text"):
             blocks.append({"type": "text", "text": block["text"]})
-        elif block.get("type") == "tool_use":
+        elif kind == "tool_use":
             blocks.append({"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
                            "input": block.get("input") if isinstance(block.get("input"), dict) else {}})
-    return blocks or [{"type": "text", "text": _SAY("no_answer")}]
+    if not any(b["type"] in ("text", "tool_use") for b in blocks):
+        blocks.append({"type": "text", "text": _SAY("no_answer")})
+    return blocks
 
 
 def move_cache_breakpoint(messages: list[dict[str, Any]]) -> None:
@@ -231,10 +243,10 @@ class _Conversation:
                 if isinstance(outcome, PatchProposal | GiveUp):
                     return self.result(outcome)
                 replies.append(outcome)
-            if not replies:
+            if not replies:  # a text-only reply (tool_choice is auto) costs a turn like any other
                 replies.append({"type": "text", "text": _SAY("no_tool_call", cut_off=cut_off,
                                                              max_tokens=self.settings.max_tokens)})
-            elif self.turns == self.settings.max_turns - 1:
+            if self.turns == self.settings.max_turns - 1:
                 replies.append({"type": "text", "text": _SAY("last_turn")})
             messages.append({"role": "user", "content": replies})
 

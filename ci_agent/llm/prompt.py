@@ -22,7 +22,7 @@ from typing import Any
 
 from ci_agent.llm.tool_schemas import READ_ONLY_TOOLS, tool_definitions
 from ci_agent.llm.types import ModelSettings
-from ci_agent.redact import fence, sanitize_untrusted
+from ci_agent.redact import FENCE_TAG, fence, sanitize_untrusted
 from ci_agent.render import render
 from ci_agent.render.prose import Prose, render_template
 from ci_agent.report import Report
@@ -52,6 +52,8 @@ def system_text(settings: ModelSettings) -> str:
         "system.md.j2",
         notes=[" ".join(n.split()) for n in settings.notes if n.strip()],  # one bullet each
         language_rule=language_rule(settings.language),
+        max_turns=settings.max_turns,  # per repository, like the notes: the block stays stable
+        fence_tag=FENCE_TAG,
     )
 
 
@@ -69,17 +71,23 @@ def user_text(report: str, context: str = "", previous_attempts: str = "") -> st
 
 def initial_request(settings: ModelSettings, system: list[dict[str, Any]], user_text: str) -> dict[str, Any]:
     """The first Messages API body, exactly as the loop sends it (so `--dry-run` prints the
-    truth): `tool_choice: any` makes every turn end in a tool call, and the user turn carries
-    the conversation's moving cache breakpoint (see `loop.move_cache_breakpoint`)."""
-    return {
+    truth). `tool_choice: auto`: the model may reason in text before its tool calls (`any`
+    forbids that, and the API refuses it with extended thinking); a reply without a tool call is
+    nudged by the loop and costs a turn. With `thinking_tokens` set, extended thinking with that
+    budget. The user turn carries the conversation's moving cache breakpoint (see
+    `loop.move_cache_breakpoint`)."""
+    request: dict[str, Any] = {
         "model": settings.model,
         "max_tokens": settings.max_tokens,
         "system": system,
         "tools": tool_definitions(),
-        "tool_choice": {"type": "any"},
+        "tool_choice": {"type": "auto"},
         "messages": [{"role": "user", "content": [{"type": "text", "text": user_text,
                                                    "cache_control": dict(EPHEMERAL)}]}],
     }
+    if settings.thinking_tokens:
+        request["thinking"] = {"type": "enabled", "budget_tokens": settings.thinking_tokens}
+    return request
 
 
 # --------------------------------------------------------------------------- the user turn

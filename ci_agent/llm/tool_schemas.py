@@ -1,9 +1,11 @@
 """The tools offered to the model, as data: `ci_agent/templates/tools.json`, loaded and checked once.
 
 The file is the Messages API `tools` list exactly as sent (names, descriptions, JSON Schemas of
-the inputs, in that order: the request's bytes and its prompt cache depend on it). The read-only
-tools' argument checks (`RepoTools.call`) are derived from the same schemas, so what the model is
-told a tool takes and what the tool accepts cannot drift apart.
+the inputs, in that order: the request's bytes and its prompt cache depend on it). Every
+argument has a description, and the read-only tools' descriptions state their limits (the
+numbers are `ci_agent.llm.tools`' constants; tests/llm/test_tool_schemas.py keeps them equal).
+The read-only tools' argument checks (`RepoTools.call`) are derived from the same schemas, so
+what the model is told a tool takes and what the tool accepts cannot drift apart.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ def _check_tool(tool: object) -> str:
     for prop, spec in schema["properties"].items():
         if not isinstance(spec, Mapping) or spec.get("type") not in _JSON_TYPES:
             raise ToolSchemaError(f"tool {name}: property {prop!r} has no known type")
+        if not isinstance(spec.get("description"), str) or not spec["description"].strip():
+            # what the model is not told it guesses: every argument says what it means
+            raise ToolSchemaError(f"tool {name}: property {prop!r} has no description")
     if not set(schema.get("required", ())) <= set(schema["properties"]):
         raise ToolSchemaError(f"tool {name}: a required property is not defined")
     return name

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ci_agent.config import thinking_budget_problem
+
 
 def _count(usage: Mapping[str, Any], key: str) -> int:
     value = usage.get(key)
@@ -85,3 +87,12 @@ class ModelSettings:
     timeout_s: float = 300
     language: str = "en"  # a language code or name, or "match"
     notes: tuple[str, ...] = ()  # team notes for the system prompt
+    # Extended thinking's token budget per response; 0 = off. Thinking tokens are output tokens,
+    # so the budget is part of `max_tokens` and must stay below it (the API's rule).
+    thinking_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        problem = thinking_budget_problem(self.thinking_tokens, self.max_tokens)
+        if problem:
+            raise ValueError(problem)
+

@@ -16,7 +16,7 @@ from ci_agent.config import (
     PatchSettings,
     Settings,
 )
-from ci_agent.config.load import env_name, load_settings, parse_settings
+from ci_agent.config.load import env_name, load_settings, parse_settings, settings_from_layers
 from ci_agent.errors import ConfigError, ExitCode
 
 
@@ -265,3 +265,34 @@ def test_flag_strings_are_read_like_env_values(tmp_path: Path) -> None:
 def test_every_leaf_has_an_env_name() -> None:
     assert env_name("patch.gates.allow_empty_catch") == "CI_AGENT_PATCH_GATES_ALLOW_EMPTY_CATCH"
     assert env_name("language") == "CI_AGENT_LANGUAGE"
+
+
+# --------------------------------------------------------------------------- issue 15: thinking
+
+
+def test_thinking_is_off_by_default_and_set_by_file_or_environment() -> None:
+    assert Settings().model.thinking_tokens == 0
+    assert parse_settings("model: {max_tokens: 16000, thinking_tokens: 8000}\n").model.thinking_tokens == 8000
+    from_env = settings_from_layers(None, {env_name("model.thinking_tokens"): "2048"})
+    assert from_env.model.thinking_tokens == 2048 and env_name("model.thinking_tokens") == \
+        "CI_AGENT_MODEL_THINKING_TOKENS"
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("model: {thinking_tokens: 512}\n",
+     ".ci-agent.yml: model.thinking_tokens must be 0 (off) or at least 1024, got 512"),
+    ("model: {max_tokens: 4096, thinking_tokens: 4096}\n",
+     ".ci-agent.yml: model.thinking_tokens (4096) must be less than max_tokens (4096)"),
+    ("model: {thinking_tokens: 8192}\n", "must be less than max_tokens (8192)"),  # the default
+    ("model: {thinking_tokens: -1}\n", "model.thinking_tokens must be an integer >= 0"),
+    ("model: {thinking_tokens: yes}\n", "model.thinking_tokens must be an integer >= 0"),
+])
+def test_a_thinking_budget_the_api_refuses_is_a_config_error(text: str, needle: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_settings(text)
+    assert needle in str(info.value) and info.value.exit_code == ExitCode.USAGE
+
+
+def test_a_bad_thinking_budget_names_its_source() -> None:
+    with pytest.raises(ConfigError, match=r"^environment variable CI_AGENT_MODEL_THINKING_TOKENS: "):
+        settings_from_layers({"model": {"max_tokens": 2000}}, {"CI_AGENT_MODEL_THINKING_TOKENS": "3000"})

@@ -11,8 +11,10 @@ Requests are validated strictly, the way the real API answers (400 invalid_reque
 roles alternate starting with user; tool_use only from the assistant, tool_result only from
 the user, first in the turn, answering exactly the previous assistant turn's tool_use ids; at
 most 4 `cache_control` breakpoints; `model` and `max_tokens` present; an API key present (else
-401): `x-api-key`, or `Authorization: Bearer`, which is how anthropic 2.x sends `api_key`.
-A request that fails validation never consumes a scripted reply.
+401): `x-api-key`, or `Authorization: Bearer`, which is how anthropic 2.x sends `api_key`;
+extended thinking's rules (budget, tool_choice, thinking blocks sent back unchanged:
+tests/fakes/anthropic_thinking.py, whose `thinking` / `redacted_thinking` blocks a reply may
+carry). A request that fails validation never consumes a scripted reply.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fakes import breakage
+from tests.fakes.anthropic_thinking import misscripted, validate_thinking
+from tests.fakes.anthropic_thinking import redacted_thinking as redacted_thinking  # for the tests
+from tests.fakes.anthropic_thinking import thinking as thinking
 from tests.fakes.breakage import DEFAULT_HOLD_S, Broken, hits, send_broken
 from tests.fakes.loopback import Loopback, QuietHandler, Served
 
@@ -245,6 +250,7 @@ def validate(body: Any) -> str | None:
             raise ValueError(f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may "
                              f"be provided. Found {for_cc}.")
         _validate_messages(body.get("messages"), _validate_tools(body))
+        validate_thinking(body)
     except ValueError as error:
         return str(error)
     return None
@@ -323,6 +329,9 @@ class AnthropicFake(Served):
             return reply
         if isinstance(reply, Fault):
             return reply.status, reply.headers, _error_body(reply.error_type, reply.message)
+        wrong = misscripted(recorded.body, reply)
+        if wrong:
+            self.failures.append(wrong)
         return 200, {}, {"model": recorded.body["model"], **reply}
 
     def _injected(self, hit: Injected, body: dict[str, Any]) -> tuple[int, dict[str, str], Any] | Broken:

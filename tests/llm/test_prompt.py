@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ci_agent.llm import ModelSettings, initial_request, system_blocks, tool_definitions, user_text
 from ci_agent.llm.prompt import AttemptNote, compose_user_text, language_rule
+from ci_agent.redact import FENCE_TAG, fence
 from ci_agent.report import Outcome, Report, ReportFailure, TestCounts
 from tests.fakes.anthropic_fake import validate
 from tests.llm.golden import assert_golden
@@ -89,3 +90,53 @@ def test_the_user_turns_of_later_attempts_are_the_golden_ones() -> None:
                               instructions="Keep SECRET out; fix only src/a.py")
     explain = compose_user_text(_report("assert 1 == 2"), "", [], 1, 3, False, str, explain=True)
     assert_golden("later_attempts.md", f"{later}\n=====\n{explain}")
+
+
+# --------------------------------------------------------------------------- issue 15: what it is told
+
+
+def test_the_system_prompt_names_the_fence_tag_the_data_comes_in() -> None:
+    text = system_blocks(ModelSettings("m"))[0]["text"]
+    fenced = fence("build.log", "error CS0103")
+    opening = fenced.split("source=", 1)[0]
+    assert opening == f"<{FENCE_TAG} " and f"`{opening}source=\"...\">`" in text
+
+
+def test_the_system_prompt_states_the_turn_budget_and_asks_for_batched_reads() -> None:
+    text = system_blocks(ModelSettings("m", max_turns=5))[0]["text"]
+    assert "at most 5 turns" in text
+    assert "make all those tool calls in one\n  reply" in text
+    # per repository, like the notes: every attempt of one repository sends the same block
+    assert system_blocks(ModelSettings("m", max_turns=5)) == system_blocks(ModelSettings("m", max_turns=5))
+
+
+def test_the_system_prompt_says_what_to_do_when_report_and_code_disagree() -> None:
+    text = system_blocks(ModelSettings("m"))[0]["text"]
+    section = text.split("## When the report and the code disagree\n", 1)[1].split("\n## ", 1)[0]
+    assert "Trust the code you read over the report" in section
+    assert "Find the root cause first" in section
+    assert "the `give_up` reason, or in the\n  patch's `root_cause` or `open_questions`" in section
+
+
+def test_open_questions_are_asked_for_honestly_not_priced() -> None:
+    """Telling the model each open question lowers its confidence cap rewards hiding them: the
+    prompt asks for them, and the cap stays arithmetic in the loop (`loop.confidence_cap`)."""
+    text = system_blocks(ModelSettings("m"))[0]["text"]
+    schema = json.dumps(tool_definitions())
+    for told in (text, schema):
+        assert not re.search(r"\bcap(ped|s)?\b", told, re.IGNORECASE)
+    assert '"unverified:"' in text and "`open_questions` everything you could not decide" in text
+
+
+def test_tool_choice_is_auto_and_thinking_is_off_by_default() -> None:
+    settings = ModelSettings("m")
+    request = initial_request(settings, system_blocks(settings), "u")
+    assert request["tool_choice"] == {"type": "auto"} and "thinking" not in request
+
+
+def test_thinking_tokens_turn_on_extended_thinking_with_that_budget() -> None:
+    settings = ModelSettings("m", max_tokens=16000, thinking_tokens=4096)
+    request = initial_request(settings, system_blocks(settings), "u")
+    assert request["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+    assert validate(json.loads(json.dumps(request))) is None  # auto is allowed with thinking
+    assert "forces tool use" in str(validate({**request, "tool_choice": {"type": "any"}}))

@@ -6,13 +6,14 @@ import copy
 import dataclasses
 import inspect
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-from ci_agent.llm import loop
+from ci_agent.llm import loop, tools
 from ci_agent.llm.tool_schemas import (
     ANSWER_TOOLS,
     READ_ONLY_TOOLS,
@@ -99,7 +100,63 @@ def _broken(change: Any) -> list[dict[str, Any]]:
     _broken(lambda t: t[0]["input_schema"]["required"].append("nowhere")),
     _broken(lambda t: t[0]["input_schema"]["properties"]["path"].update(type="path")),
     _broken(lambda t: t[0].update(cache_control={"type": "ephemeral"})),  # not ours to set here
+    _broken(lambda t: t[3]["input_schema"]["properties"]["confidence"].pop("description")),
 ])
 def test_a_broken_schema_file_is_refused(tools: list[dict[str, Any]]) -> None:
     with pytest.raises(ToolSchemaError):
         checked(tools)
+
+
+# --------------------------------------------------------------------------- issue 15: limits told
+
+
+def _told(tool: str) -> str:
+    """Everything the model reads about a tool: its description and its arguments'."""
+    spec = next(t for t in _file() if t["name"] == tool)
+    arguments = spec["input_schema"]["properties"].values()
+    return " ".join([spec["description"], *(p["description"] for p in arguments)])
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
+
+
+# Every number a read-only tool's description states is one of the limits `tools.py` enforces,
+# and every limit that shapes its answer is stated.
+LIMITS = {
+    "read_file": {tools.MAX_READ_LINES, tools.MAX_OUTPUT_BYTES, tools.MAX_FILE_BYTES},
+    "search_code": {tools.MAX_MATCHES, tools.MAX_OUTPUT_BYTES, tools.SEARCH_SECONDS, tools.MAX_FILE_BYTES,
+                    tools.SEARCH_LINE_CHARS, tools.MAX_PATTERN},
+    "list_files": {tools.MAX_LIST_ENTRIES, tools.MAX_OUTPUT_BYTES},
+}
+
+
+@pytest.mark.parametrize("tool", READ_ONLY_TOOLS)
+def test_the_limits_in_a_description_are_the_tools_constants(tool: str) -> None:
+    assert _numbers(_told(tool)) == {float(n) for n in LIMITS[tool]}
+
+
+@pytest.mark.parametrize("tool", READ_ONLY_TOOLS)
+def test_a_description_says_what_is_hidden_and_how_case_is_treated(tool: str) -> None:
+    told = _told(tool)
+    assert "`.git` and files excluded by the configuration" in told
+    assert "case" in told
+    if tool != "list_files":
+        assert "Binary files" in told or "binary files" in told
+
+
+def test_search_is_case_sensitive_as_described(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("Total = 1\n")
+    (tmp_path / "B.PY").write_text("total = 2\n")
+    repo = RepoTools(tmp_path)
+    assert "case-sensitively" in _told("search_code") and "(?i)" in _told("search_code")
+    assert repo.search_code("total") == "B.PY:1: total = 2\n"
+    assert repo.search_code("(?i)total", regex=True) == "B.PY:1: total = 2\na.py:1: Total = 1\n"
+    assert "No matches" in repo.search_code("total", glob="*.py")  # the glob is case-sensitive too
+
+
+def test_every_argument_and_confidence_are_described() -> None:
+    for tool in _file():
+        for prop, spec in tool["input_schema"]["properties"].items():
+            assert spec.get("description", "").strip(), f"{tool['name']}.{prop}"
+    assert "0 to 1" in _schema("submit_patch")["properties"]["confidence"]["description"]
