@@ -1,0 +1,3 @@
+export { formatMoney } from "./money.js";
+export { renderInvoice, invoiceTotal, type Invoice, type InvoiceLine } from "./invoice.js";
+export { reminderSubject } from "./reminder.js";
