@@ -20,8 +20,8 @@ from ci_agent.cli import repo_root_arg
 from ci_agent.cli.distill import write_stdout
 from ci_agent.config import Settings
 from ci_agent.config.load import load_settings
-from ci_agent.engine import state
 from ci_agent.errors import CiAgentError, ExitCode, UsageError
+from ci_agent.platforms.local.source import LocalSource, local_source
 
 if TYPE_CHECKING:  # the engine is imported when the verb runs, not when the CLI starts
     from ci_agent.engine.attempt import Outcome, Plan
@@ -82,23 +82,10 @@ class _Events:
 
 
 
-def _source_branch(repo: Path) -> str:
-    branch = state.current_branch(repo)
-    if branch is None:
-        head = state.rev(repo, "HEAD")
-        if head is None:
-            raise UsageError(f"{repo} has no commit yet; nothing to fix")
-        raise UsageError("HEAD is detached; check out the branch to fix first")
-    if branch.startswith("ci-agent/"):
-        raise UsageError(f"{branch} is a ci-agent branch; ci-agent never fixes its own fixes "
-                         "(check out the branch it came from)")
-    return branch
-
-
-def _plan(args: argparse.Namespace, repo: Path, settings: Settings, model: ModelSettings) -> Plan:
+def _plan(args: argparse.Namespace, repo: Path, settings: Settings, model: ModelSettings,
+          source: LocalSource) -> Plan:
     from ci_agent.engine.attempt import Plan
 
-    source = _source_branch(repo)
     command = settings.commands.test or settings.commands.build
     if args.build_log and not args.command:
         command = ()  # the given logs are the failure; do not also run the configured command
@@ -109,7 +96,7 @@ def _plan(args: argparse.Namespace, repo: Path, settings: Settings, model: Model
     if not command and not logs and not results:
         raise UsageError("nothing to read: give --build-log/--test-results, or --command (or set "
                          "commands.test in .ci-agent.yml)")
-    return Plan(repo=repo, source_ref=source, fix_branch=state.fix_branch_for(source), model=model,
+    return Plan(repo=repo, source_ref=source.ref, fix_branch=source.fix_branch, model=model,
                 command=command, verify=settings.commands.verify, logs=logs, result_globs=results,
                 timeout_s=settings.commands.timeout_s, dry_run=args.dry_run,
                 keep_worktree=args.keep_worktree, retry=args.retry)
@@ -164,12 +151,15 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
     redact: Callable[[str], str] = redactor.redact
     from ci_agent.llm.anthropic_client import DEFAULT_MODEL
 
-    plan = _plan(args, repo, settings, model_settings(settings, DEFAULT_MODEL))
+    source = local_source(repo)
+    plan = _plan(args, repo, settings, model_settings(settings, DEFAULT_MODEL), source)
     _check_verify(plan, "--verify" if args.verify else "commands.verify of .ci-agent.yml")
     if not args.dry_run and not environ.get(API_KEY_ENV) and client_factory is None:
         raise UsageError(f"{API_KEY_ENV} is not set; it is needed to ask Claude (--dry-run needs no key)")
     seams = real_seams(settings, environ, redactor, client_factory)
     emit = _Events(args.json, redact)
+    if source.note:
+        emit("detached_head", note=source.note)
     ledger: Ledger = GitLedger(plan.repo, plan.fix_branch, identity(settings))
     if args.dry_run:  # the local platform's writes are its side records: a dry run keeps none
         ledger = DryRunLedger(ledger)
