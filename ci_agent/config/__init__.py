@@ -157,7 +157,8 @@ class ContextSettings:
     excerpt_lines: int = field(default=12, metadata={"min": 0})
     whole_file_bytes: int = field(default=8192, metadata={"min": 0})
     max_bytes: int = field(default=60_000, metadata={"min": 1000})
-    diff_bytes: int = field(default=16_000, metadata={"min": 0})
+    # the history section (commit messages, changed files, diff); 0: none (`context.history`)
+    diff_bytes: int = field(default=4000, metadata={"min": 0})
     base_ref: str | None = None
 
     @property

@@ -7,8 +7,11 @@
   refused), never `.git/`, never a file matching the exclude globs (`ContextSettings.exclude_globs`,
   which always include the secret-file globs). A path printed relative to a subdirectory the tool
   ran in is matched to the one tracked file it is the tail of (noted), or not shown when several.
-- Git: a summary of `git status --porcelain=v2 --branch` and the failing commit's diff against
-  its parent (or the merge base with `base_ref`), bounded by `diff_bytes`, exclude globs honoured.
+- Git: a summary of `git status --porcelain=v2 --branch`, and the history section: the change
+  under test (the failing commit against its parent, or a pull request against its merge base
+  with `base_ref`): its commit messages, its changed files ranked by relation to the report, and
+  their hunks, within `diff_bytes` (`history`, read by `history_read`). Lock, generated,
+  vendored, build-output, log and binary files are named, not shown; an initial import is listed.
 - Everything that came from the repository or a log is sanitised (`sanitize_untrusted`) then
   redacted, and rendered inside `fence` blocks. The whole rendering stays within `max_bytes`:
   errors and failing frames first, then the diff, then warnings; what does not fit is named in
@@ -18,9 +21,8 @@ One job a module: `gather` reads the excerpts and git facts, `fit` keeps what fi
 budget, `render` writes the Markdown (its words are `ci_agent/templates/context.md.j2`).
 """
 
-from ci_agent.context.fit import bound_diff
 from ci_agent.context.gather import gather_context
 from ci_agent.context.render import render_context
 from ci_agent.context.values import Context, Excerpt, GitContext
 
-__all__ = ["Context", "Excerpt", "GitContext", "bound_diff", "gather_context", "render_context"]
+__all__ = ["Context", "Excerpt", "GitContext", "gather_context", "render_context"]

@@ -1,49 +1,54 @@
-"""Keep what fits in `max_bytes` once rendered: errors and failing frames, then the diff, then
-warnings; what is left out is named in an "omitted" note the model can act on."""
+"""Keep what fits in `max_bytes` once rendered: errors and failing frames, then the history
+section (commit messages, changed files, diff: `history.bound_change`), then warnings; what is
+left out is named in an "omitted" note the model can act on."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ci_agent.config import ContextSettings
+from ci_agent.context.history import Change, bound_change
 from ci_agent.context.render import SAY, render_context, render_diff, render_excerpt
 from ci_agent.context.values import Context, Excerpt, GitContext
-from ci_agent.gitfacts import split_file_diffs
 
 _NOTES_RESERVE = 700  # bytes kept free for the headings and the omitted/notes section
 _MAX_NOTES = 8
-MIN_DIFF_BYTES = 256
+MIN_DIFF_BYTES = 512  # less room than this: no history section at all, named as omitted
 
 
-def bound_diff(text: str, limit: int, first: Collection[str] = ()) -> tuple[str, str | None]:
-    """The diff cut to at most `limit` bytes at a line boundary, and a note naming what was cut.
-    Files in `first` (those the report names) go first, so the bound cuts the others."""
-    if len(text.encode()) <= limit:
-        return text, None
-    sections = split_file_diffs(text) or [("", text)]
-    sections.sort(key=lambda item: item[0] not in first)  # stable: git's order otherwise
-    shown: list[str] = []
-    used = 0
-    cut: list[str] = []
-    for path, section in sections:
-        size = len(section.encode())
-        if not cut and used + size <= limit:
-            shown.append(section)
-            used += size
-            continue
-        if not cut and limit - used >= MIN_DIFF_BYTES:
-            head = section.encode()[: limit - used].decode("utf-8", errors="ignore")
-            shown.append(head[: head.rfind("\n") + 1])
-            used = limit
-        cut.append(path)
-    return "".join(shown), SAY("diff_cut", limit=limit, cut=cut)
+def with_history(git_ctx: GitContext, change: Change, limit: int) -> GitContext:
+    """`git_ctx` with the history section of `change` within `limit` bytes once rendered (the
+    pieces are bounded first, then shrunk by what the headings and notes took beyond that)."""
+    room = limit
+    for _ in range(4):
+        shown = _history_pieces(git_ctx, change, room, limit)
+        over = len(render_diff(shown).encode()) - limit
+        if over <= 0:
+            return shown
+        room -= over + 32
+    return replace(shown, messages="", listing="", diff="")
+
+
+def _history_pieces(git_ctx: GitContext, change: Change, room: int, limit: int) -> GitContext:
+    shown = bound_change(change, room)
+    notes: list[str] = []
+    if change.summary_only:
+        notes.append(SAY("diff_import", why=change.import_reason, count=len(change.files)))
+    elif not change.files and not change.skipped:
+        notes.append(SAY("diff_empty"))
+    if shown.cut:
+        notes.append(SAY("diff_cut", limit=limit, cut=list(shown.cut)))
+    items = [f"{path} ({why})" for path, why in change.skipped]
+    skipped = SAY("skipped", items=items) if items else ""
+    return replace(git_ctx, diff_title=change.title, diff=shown.diff, diff_note="; ".join(notes) or None,
+                   messages=shown.messages, listing=shown.listing, skipped=skipped)
 
 
 def fit(excerpts: Sequence[Excerpt], notes: Sequence[str], git_ctx: GitContext | None,
-        diff_text: str | None, settings: ContextSettings, named: Collection[str]) -> Context:
-    """The context within `settings.max_bytes`; `named`: the files the report names (their part
-    of the diff is kept first)."""
+        change: Change | None, settings: ContextSettings) -> Context:
+    """The context within `settings.max_bytes`; `change`: the change under test, ranked
+    (`history_read`), of which the history section keeps what fits `settings.diff_bytes`."""
     limit = settings.max_bytes
     budget = limit - _NOTES_RESERVE - len(render_context(Context(git=git_ctx)).encode())
     kept: list[Excerpt] = []
@@ -61,11 +66,10 @@ def fit(excerpts: Sequence[Excerpt], notes: Sequence[str], git_ctx: GitContext |
 
     for ex in (e for e in ordered if e.priority == 0):
         take(ex)
-    if git_ctx is not None and diff_text is not None:
+    if git_ctx is not None and change is not None:
         room = min(settings.diff_bytes, budget - 200)
         if room >= MIN_DIFF_BYTES:
-            shown, note = bound_diff(diff_text, room, named)
-            git_ctx = replace(git_ctx, diff=shown, diff_note=note)
+            git_ctx = with_history(git_ctx, change, room)
             budget -= len(render_diff(git_ctx).encode())
         else:
             omitted.append(SAY("the_diff"))
@@ -86,9 +90,9 @@ def _shrink(context: Context, omitted: list[str], limit: int) -> Context:
             omitted.append(f"{gone.path}:{gone.start}-{gone.end}")
             excerpts = context.excerpts[:worst] + context.excerpts[worst + 1:]
             context = replace(context, excerpts=excerpts, omitted=_summarise(omitted, limit))
-        elif context.git is not None and context.git.diff:
+        elif context.git is not None and context.git.diff_title is not None:
             omitted.append(SAY("the_diff"))
-            git_ctx = replace(context.git, diff_title=None, diff=None, diff_note=None)
+            git_ctx = GitContext(context.git.summary)
             context = replace(context, git=git_ctx, omitted=_summarise(omitted, limit))
         elif context.notes:
             context = replace(context, notes=context.notes[:-1])

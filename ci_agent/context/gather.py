@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_agent.config import ContextSettings
 from ci_agent.context.fit import fit
+from ci_agent.context.history import Change
+from ci_agent.context.history_read import read_history
 from ci_agent.context.render import SAY
 from ci_agent.context.values import Context, Excerpt, GitContext
 from ci_agent.git import GitError, git
-from ci_agent.gitfacts import commit_diff, read_status, summarize_status
+from ci_agent.gitfacts import read_status, summarize_status
 from ci_agent.patch.policy import glob_match
 from ci_agent.paths import RepoPaths, parse_frame
 from ci_agent.redact import sanitize_untrusted
@@ -212,22 +214,19 @@ def _file_excerpts(repo_real: str, rel: str, targets: list[_Target], settings: C
 # --------------------------------------------------------------------------- git
 
 
-def _git_context(repo: Path, settings: ContextSettings, redact: Redact, revision: str,
-                 base_ref: str | None) -> tuple[GitContext | None, str | None, list[str]]:
-    """(summary-only GitContext, the full cleaned diff text, notes)."""
+def _git_context(repo: Path, settings: ContextSettings, redact: Redact, revision: str, base_ref: str | None,
+                 report: Report, named: Collection[str]) -> tuple[GitContext | None, Change | None,
+                                                                  list[str]]:
+    """(summary-only GitContext, the change under test ranked for `report`, notes)."""
     try:
         summary = _clean(summarize_status(read_status(repo)), redact)
     except GitError as exc:
         return None, None, [SAY("git_unavailable", error=_clean(str(exc), redact))]
-    diff, note = commit_diff(repo, revision, base_ref or settings.base_ref, settings.exclude_globs)
-    notes = [_clean(note, redact)] if note else []
-    if diff is None or settings.diff_bytes == 0:
-        return GitContext(summary), None, notes
-    title = _clean(SAY("diff_title", revision=diff.revision[:12], against=diff.against,
-                       base=diff.base[:12]), redact)
-    if not diff.text.strip():
-        return GitContext(summary, title, "", SAY("diff_empty")), None, notes
-    return GitContext(summary, title), _clean(diff.text, redact), notes
+    if settings.diff_bytes == 0:
+        return GitContext(summary), None, []
+    change, notes = read_history(repo, report, settings, lambda text: _clean(text, redact), revision,
+                                 base_ref or settings.base_ref, named)
+    return GitContext(summary), change, notes
 
 
 # --------------------------------------------------------------------------- gather
@@ -242,6 +241,7 @@ def gather_context(repo: Path, report: Report, settings: ContextSettings, redact
     targets = _resolve_suffixes(repo_real, _targets(report), got.notes)
     for rel, file_targets in targets.items():
         _file_excerpts(repo_real, rel, file_targets, settings, redactor, got)
-    git_ctx, diff_text, git_notes = _git_context(Path(repo_real), settings, redactor, revision, base_ref)
+    git_ctx, change, git_notes = _git_context(Path(repo_real), settings, redactor, revision, base_ref,
+                                              report, set(targets))
     got.notes.extend(git_notes)
-    return fit(got.excerpts, got.notes, git_ctx, diff_text, settings, set(targets))
+    return fit(got.excerpts, got.notes, git_ctx, change, settings)

@@ -31,6 +31,9 @@ def render_diff(git_ctx: GitContext) -> str:
     if git_ctx.diff_title is None or git_ctx.diff is None:
         return ""
     return SAY("diff", title=plain(git_ctx.diff_title),
+               messages=fence("commit messages", git_ctx.messages) if git_ctx.messages else "",
+               listing=fence("changed files", git_ctx.listing) if git_ctx.listing else "",
+               skipped=plain(git_ctx.skipped) if git_ctx.skipped else "",
                body=fence("git diff", git_ctx.diff) if git_ctx.diff else "",
                note=plain(git_ctx.diff_note) if git_ctx.diff_note else "")
 

@@ -19,9 +19,12 @@ class Excerpt:
 @dataclass(frozen=True, slots=True)
 class GitContext:
     summary: str  # sanitised and redacted
-    diff_title: str | None = None
-    diff: str | None = None
-    diff_note: str | None = None
+    diff_title: str | None = None  # the history section: the change under test (`history`)
+    diff: str | None = None  # the hunks kept, best-ranked files first
+    diff_note: str | None = None  # what was cut, or why the diff is only listed
+    messages: str = ""  # its commit messages, bounded
+    listing: str = ""  # its changed files, one a line, best rank first
+    skipped: str = ""  # the files left out by name, with the reason, one line
 
 
 @dataclass(frozen=True, slots=True)

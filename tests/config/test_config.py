@@ -296,3 +296,11 @@ def test_a_thinking_budget_the_api_refuses_is_a_config_error(text: str, needle: 
 def test_a_bad_thinking_budget_names_its_source() -> None:
     with pytest.raises(ConfigError, match=r"^environment variable CI_AGENT_MODEL_THINKING_TOKENS: "):
         settings_from_layers({"model": {"max_tokens": 2000}}, {"CI_AGENT_MODEL_THINKING_TOKENS": "3000"})
+
+
+def test_the_history_section_is_small_by_default_and_can_be_turned_off() -> None:
+    # issue 15: the history section (commit messages, ranked diff) defaults to a few KB, not 16 KB
+    assert Settings().context.diff_bytes == 4000
+    assert parse_settings("context:\n  diff_bytes: 0\n").context.diff_bytes == 0
+    with pytest.raises(ConfigError, match="diff_bytes"):
+        parse_settings("context:\n  diff_bytes: -1\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ci_agent.config import ContextSettings
-from ci_agent.context import Context, Excerpt, bound_diff, gather_context, render_context
+from ci_agent.context import Context, Excerpt, gather_context, render_context
 from ci_agent.distill import distill, resolve_roots
 from ci_agent.git import git_ok
 from ci_agent.inputs import read_inputs
@@ -315,7 +315,8 @@ def test_root_commit_and_not_a_repository(tmp_path: Path) -> None:
     report = distilled(repo, gcc_log(repo, "r.c"))
     ctx = gather_context(repo, report, ContextSettings(), NO_ENV)
     assert ctx.git is not None and ctx.git.diff_title is not None and "empty tree" in ctx.git.diff_title
-    assert ctx.git.diff is not None and "+int r(void) { return nope; }" in ctx.git.diff
+    # issue 15: a root commit is an import, listed by file and never dumped
+    assert ctx.git.diff == "" and "r.c (A, +1 -0, named in the report)" in ctx.git.listing
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "p.c").write_text("int p(void) { return nope; }\n", encoding="utf-8")
@@ -338,22 +339,12 @@ def test_diff_bounded_with_note_naming_files(tmp_path: Path) -> None:
     assert ctx.git is not None and ctx.git.diff is not None and ctx.git.diff_note is not None
     assert len(ctx.git.diff.encode()) <= 3000
     assert ctx.git.diff.endswith("\n")
-    assert "diff cut at 3000 bytes; not shown in full: gen/file" in ctx.git.diff_note
+    # issue 15: whole hunks are cut, the least related files first, and named
+    assert "hunks cut to stay within 3000 bytes, the least related files first: gen/file" in ctx.git.diff_note
     # The file the report names comes first; the rest follow in git's (path) order until the bound.
     assert ctx.git.diff.startswith("diff --git a/keep.c b/keep.c\n")
     assert "+int keep(void) { return nope; }" in ctx.git.diff
-    assert "diff --git a/gen/file00.c b/gen/file00.c" in ctx.git.diff
     assert "gen/file11.c" not in ctx.git.diff
-
-
-def test_bound_diff_small_inputs() -> None:
-    assert bound_diff("diff --git a/x b/x\n+1\n", 1000) == ("diff --git a/x b/x\n+1\n", None)
-    text, note = bound_diff("diff --git a/x b/x\n" + "+line\n" * 100, 300)
-    assert len(text.encode()) <= 300 and text.endswith("+line\n") and note is not None
-    two = "diff --git a/a b/a\n" + "+a\n" * 200 + "diff --git a/b b/b\n+b\n"
-    text, note = bound_diff(two, 300, first={"b"})
-    assert text.startswith("diff --git a/b b/b\n+b\ndiff --git a/a b/a\n")
-    assert note == "diff cut at 300 bytes; not shown in full: a"
 
 
 def test_total_size_bounded_with_omission_notes(tmp_path: Path) -> None:

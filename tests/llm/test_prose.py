@@ -18,7 +18,7 @@ USERS = {
     "language.md.j2": ["llm/prompt.py"],
     "conversation.md.j2": ["llm/loop.py"],
     "tools.md.j2": ["llm/tools.py"],
-    "context.md.j2": ["context/gather.py", "context/fit.py", "context/render.py"],
+    "context.md.j2": ["context/gather.py", "context/fit.py", "context/render.py", "context/history_read.py"],
 }
 HELPERS = {"names"}  # macros the templates call themselves
 
