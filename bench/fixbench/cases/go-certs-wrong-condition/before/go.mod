@@ -1,0 +1,3 @@
+module example.com/certwatch
+
+go 1.19

@@ -1,0 +1,3 @@
+module example.com/quotad
+
+go 1.19
