@@ -135,6 +135,7 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
     """The `fix` verb. `client_factory` replaces the Anthropic client (tests script one)."""
     from ci_agent.engine.attempt import identity, run_fix
     from ci_agent.engine.dry_run import DryRunLedger
+    from ci_agent.engine.guidance import in_work_tree, with_guidance
     from ci_agent.engine.ledger import GitLedger
     from ci_agent.engine.seams import API_KEY_ENV, model_settings, real_seams
     from ci_agent.engine.summary import summary_markdown
@@ -146,7 +147,8 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
     if platform is not None:
         return platform.fix(environ, client_factory, None)
     repo = repo_root_arg(args.repo)
-    settings = load_settings(repo, environ, _overrides(args))
+    # the working tree is what local mode trusts, for the guidance as for .ci-agent.yml
+    settings = with_guidance(load_settings(repo, environ, _overrides(args)), in_work_tree(repo))
     redactor = Redactor.from_environ(environ)
     redact: Callable[[str], str] = redactor.redact
     from ci_agent.llm.anthropic_client import DEFAULT_MODEL

@@ -150,6 +150,18 @@ class ResultsSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class GuidanceFile:
+    """A repository guidance file (`AGENTS.md`, `CLAUDE.md`, ...) as ci-agent read it from the
+    trusted side (`ci_agent.engine.guidance`): its text within the byte budget, as read (not yet
+    redacted), and what was left out."""
+
+    path: str
+    text: str
+    size: int  # bytes of the whole file
+    note: str = ""  # what was cut or skipped, in words ("" when shown whole)
+
+
+@dataclass(frozen=True, slots=True)
 class ContextSettings:
     """What the model is shown besides the report (see `ci_agent.context`)."""
 
@@ -160,6 +172,11 @@ class ContextSettings:
     # the history section (commit messages, changed files, diff); 0: none (`context.history`)
     diff_bytes: int = field(default=4000, metadata={"min": 0})
     base_ref: str | None = None
+    # AGENTS.md, CLAUDE.md, .github/copilot-instructions.md and .gitlab/duo/chat-rules.md of the
+    # trusted side (the default branch in CI) in the cached system prompt
+    repository_guidance: bool = True
+    # what was read of them; set by the program (`ci_agent.engine.guidance`), never by a file
+    guidance: tuple[GuidanceFile, ...] = field(default=(), metadata={"internal": True})
 
     @property
     def exclude_globs(self) -> tuple[str, ...]:

@@ -6,7 +6,9 @@ fixed, which anyone who can push a branch or open a pull request writes. It is r
 DEFAULT branch as origin has it now: fetched into `refs/ci-agent/trusted/<branch>` (one commit
 deep when the checkout is shallow, as runners' checkouts often are) and read with git. Absent
 there: the defaults apply, even when the branch adds one. When the branch's copy differs, the
-status comment says in one line that it takes effect after merge.
+status comment says in one line that it takes effect after merge. The repository guidance of
+the system prompt (`AGENTS.md` and the like, `ci_agent.engine.guidance`) is read from the same
+tree.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ci_agent import git
 from ci_agent.config import CONFIG_FILE, Settings
 from ci_agent.config.load import parse_yaml, settings_from_layers
 from ci_agent.engine import state
+from ci_agent.engine.guidance import at_revision, with_guidance
 from ci_agent.engine.platform import Words
 from ci_agent.engine.types import ActionInputs, Trigger
 from ci_agent.errors import ConfigError, ForgeError, UsageError
@@ -82,7 +85,8 @@ def trusted_settings(repo: Path, env: Mapping[str, str], inputs: ActionInputs, b
     """The run's settings: the default branch's configuration file under the inputs that override
     it (`max_attempts`, `model`) and the `CI_AGENT_*` variables of the job."""
     path = config_path(inputs.config)
-    text = read_file_at(repo, fetch_default_branch(repo, branch, auth), path)
+    trusted_ref = fetch_default_branch(repo, branch, auth)
+    text = read_file_at(repo, trusted_ref, path)
     if text is None and path != CONFIG_FILE and not (repo / path).is_file():
         raise UsageError(f"input config names {inputs.config}, which is a file neither on the default "
                          f"branch {branch} nor in this checkout")
@@ -95,6 +99,8 @@ def trusted_settings(repo: Path, env: Mapping[str, str], inputs: ActionInputs, b
     if path != CONFIG_FILE:
         # the file later runs read their limits from is as protected as .ci-agent.yml
         settings = replace(settings, patch=replace(settings.patch, config_paths=(path,)))
+    # AGENTS.md and the like, for the system prompt: from the same trusted tree as the config
+    settings = with_guidance(settings, at_revision(repo, trusted_ref))
     return TrustedConfig(settings, path, branch, text)
 
 

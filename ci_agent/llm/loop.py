@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ci_agent.llm.caching import place_breakpoints
 from ci_agent.llm.client import ModelClient
-from ci_agent.llm.prompt import EPHEMERAL, initial_request, system_blocks
+from ci_agent.llm.prompt import initial_request, system_blocks
 from ci_agent.llm.tool_schemas import READ_ONLY_TOOLS
 from ci_agent.llm.tools import RepoTools, ToolError
 from ci_agent.llm.types import AskResult, GiveUp, ModelSettings, PatchProposal, Usage
@@ -150,14 +151,11 @@ def _history_blocks(content: object) -> list[dict[str, Any]]:
     return blocks
 
 
-def move_cache_breakpoint(messages: list[dict[str, Any]]) -> None:
-    """One breakpoint on the newest user turn (plus the system block's): each request then
-    reads the previous turns from the cache and writes the new one. Older ones are removed so a
-    request never carries more than the API's 4."""
-    for msg in messages:
-        for block in msg["content"]:
-            block.pop("cache_control", None)
-    messages[-1]["content"][-1]["cache_control"] = dict(EPHEMERAL)
+def move_cache_breakpoint(request: dict[str, Any], settings: ModelSettings, turns_made: int) -> None:
+    """The cache breakpoints of the next request, after `turns_made` model calls: the newest
+    user turn's is written only when `max_turns` leaves a later request to read it
+    (`ci_agent.llm.caching` says where the others go, and why)."""
+    place_breakpoints(request, later_request=turns_made + 1 < settings.max_turns)
 
 
 def _result(tool_use_id: str, text: str, is_error: bool = False) -> dict[str, Any]:
@@ -230,7 +228,7 @@ class _Conversation:
             stop = self.cap_reached()
             if stop is not None:
                 return self.result(stop)
-            move_cache_breakpoint(messages)
+            move_cache_breakpoint(request, self.settings, self.turns)
             response = self.client.create(request)
             self.turns += 1
             self.usage += Usage.from_api(response.get("usage"))
@@ -253,9 +251,10 @@ class _Conversation:
 
 def first_request(settings: ModelSettings, user_text: str, redact: Redact) -> dict[str, Any]:
     """The first Messages API body of a conversation, exactly as `ask_for_patch` sends it (a dry
-    run prints this one): the user text redacted, the moving cache breakpoint in place."""
-    request = initial_request(settings, system_blocks(settings), redact(user_text))
-    move_cache_breakpoint(request["messages"])
+    run prints this one): the user text and the repository guidance redacted, the cache
+    breakpoints in place."""
+    request = initial_request(settings, system_blocks(settings, redact), redact(user_text))
+    move_cache_breakpoint(request, settings, 0)
     return request
 
 

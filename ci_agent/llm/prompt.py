@@ -4,9 +4,10 @@ The words are templates in `ci_agent/templates/` (system.md.j2, user.md.j2, lang
 attempts.md.j2) and the tools are data (tools.json, see `tool_schemas`); this module only chooses
 and fills them.
 
-The system block is identical for every attempt on a repository (rules, team notes, language)
-so it is cached with one `cache_control` breakpoint; with tools rendered before the system
-block, that one breakpoint caches the tool definitions too. Everything that changes — the
+The system blocks are identical for every attempt on a repository: the rules, team notes and
+language, then the repository's own guidance (AGENTS.md and the like from the trusted side, as
+data); with the tools rendered before them they are the stable prefix `ci_agent.llm.caching`
+puts a breakpoint after when it is long enough to be cached. Everything that changes — the
 report, the context, what earlier attempts changed and how they failed ("no progress" when a
 failure comes back after a patch) — goes into the user turn.
 
@@ -20,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ci_agent.config import GuidanceFile
 from ci_agent.llm.tool_schemas import READ_ONLY_TOOLS, tool_definitions
 from ci_agent.llm.types import ModelSettings
 from ci_agent.redact import FENCE_TAG, fence, sanitize_untrusted
@@ -27,10 +29,9 @@ from ci_agent.render import render
 from ci_agent.render.prose import Prose, render_template
 from ci_agent.report import Report
 
-__all__ = ["EPHEMERAL", "READ_ONLY_TOOLS", "AttemptNote", "compose_user_text", "initial_request",
+__all__ = ["READ_ONLY_TOOLS", "AttemptNote", "compose_user_text", "guidance_text", "initial_request",
            "language_rule", "system_blocks", "system_text", "tool_definitions", "user_text"]
 
-EPHEMERAL = {"type": "ephemeral"}
 REPORT_BYTES = 8000
 PREVIOUS_REPORT_BYTES = 3000
 PREVIOUS_DIFF_BYTES = 6000
@@ -57,8 +58,29 @@ def system_text(settings: ModelSettings) -> str:
     )
 
 
-def system_blocks(settings: ModelSettings) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": system_text(settings), "cache_control": dict(EPHEMERAL)}]
+def _same(text: str) -> str:
+    return text
+
+
+def guidance_text(guidance: Sequence[GuidanceFile], redact: Callable[[str], str] = _same) -> str:
+    """The repository guidance block: each file redacted, sanitised and fenced as data, and what
+    was cut or left out said in words ("" without guidance)."""
+    if not guidance:
+        return ""
+    return render_template(
+        "guidance.md.j2", fence_tag=FENCE_TAG,
+        files=[_data(f"repository guidance {g.path}", g.text, redact) for g in guidance if g.text],
+        notes=[f"`{g.path}`: {g.note}" for g in guidance if g.note])
+
+
+def system_blocks(settings: ModelSettings, redact: Callable[[str], str] = _same) -> list[dict[str, Any]]:
+    """The rules, then the repository guidance (when there is any), as separate text blocks; no
+    cache breakpoint here (`ci_agent.llm.caching.place_breakpoints` decides)."""
+    blocks = [{"type": "text", "text": system_text(settings)}]
+    guidance = guidance_text(settings.guidance, redact)
+    if guidance:
+        blocks.append({"type": "text", "text": guidance})
+    return blocks
 
 
 def user_text(report: str, context: str = "", previous_attempts: str = "") -> str:
@@ -74,16 +96,15 @@ def initial_request(settings: ModelSettings, system: list[dict[str, Any]], user_
     truth). `tool_choice: auto`: the model may reason in text before its tool calls (`any`
     forbids that, and the API refuses it with extended thinking); a reply without a tool call is
     nudged by the loop and costs a turn. With `thinking_tokens` set, extended thinking with that
-    budget. The user turn carries the conversation's moving cache breakpoint (see
-    `loop.move_cache_breakpoint`)."""
+    budget. No cache breakpoint here: `ci_agent.llm.caching.place_breakpoints` sets them before
+    each request."""
     request: dict[str, Any] = {
         "model": settings.model,
         "max_tokens": settings.max_tokens,
         "system": system,
         "tools": tool_definitions(),
         "tool_choice": {"type": "auto"},
-        "messages": [{"role": "user", "content": [{"type": "text", "text": user_text,
-                                                   "cache_control": dict(EPHEMERAL)}]}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": user_text}]}],
     }
     if settings.thinking_tokens:
         request["thinking"] = {"type": "enabled", "budget_tokens": settings.thinking_tokens}

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ci_agent.config import thinking_budget_problem
+from ci_agent.config import GuidanceFile, thinking_budget_problem
 
 
 def _count(usage: Mapping[str, Any], key: str) -> int:
@@ -87,6 +87,7 @@ class ModelSettings:
     timeout_s: float = 300
     language: str = "en"  # a language code or name, or "match"
     notes: tuple[str, ...] = ()  # team notes for the system prompt
+    guidance: tuple[GuidanceFile, ...] = ()  # AGENTS.md ... of the trusted side, raw (prompt.py fences them)
     # Extended thinking's token budget per response; 0 = off. Thinking tokens are output tokens,
     # so the budget is part of `max_tokens` and must stay below it (the API's rule).
     thinking_tokens: int = 0

@@ -14,7 +14,9 @@ most 4 `cache_control` breakpoints; `model` and `max_tokens` present; an API key
 401): `x-api-key`, or `Authorization: Bearer`, which is how anthropic 2.x sends `api_key`;
 extended thinking's rules (budget, tool_choice, thinking blocks sent back unchanged:
 tests/fakes/anthropic_thinking.py, whose `thinking` / `redacted_thinking` blocks a reply may
-carry). A request that fails validation never consumes a scripted reply.
+carry). A request that fails validation never consumes a scripted reply. With `prompt_cache`
+set, usage reports cache reads and writes as the API's prompt cache would
+(tests/fakes/prompt_cache.py).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from tests.fakes.anthropic_thinking import redacted_thinking as redacted_thinkin
 from tests.fakes.anthropic_thinking import thinking as thinking
 from tests.fakes.breakage import DEFAULT_HOLD_S, Broken, hits, send_broken
 from tests.fakes.loopback import Loopback, QuietHandler, Served
+from tests.fakes.prompt_cache import PromptCache
 
 MESSAGES = "/v1/messages"
 MAX_CACHE_BREAKPOINTS = 4
@@ -265,6 +268,8 @@ class AnthropicFake(Served):
         self._script: deque[Reply | Script] = deque()
         self._default: Script | None = None
         self.injected: list[Injected] = []
+        # opt-in: usage's input and cache figures as the API's prompt cache gives them
+        self.prompt_cache: PromptCache | None = None
         self._lock = threading.Lock()
         self._routes: dict[tuple[str, str], Callable[[Recorded], tuple[int, dict[str, str], Any]
                                                      | _Drop | Broken]] = {
@@ -332,6 +337,8 @@ class AnthropicFake(Served):
         wrong = misscripted(recorded.body, reply)
         if wrong:
             self.failures.append(wrong)
+        if self.prompt_cache is not None:
+            reply = {**reply, "usage": {**reply.get("usage", {}), **self.prompt_cache.usage(recorded.body)}}
         return 200, {}, {"model": recorded.body["model"], **reply}
 
     def _injected(self, hit: Injected, body: dict[str, Any]) -> tuple[int, dict[str, str], Any] | Broken:

@@ -24,6 +24,7 @@ from ci_agent.llm import (
     RepoTools,
     Usage,
     ask_for_patch,
+    first_request,
     initial_request,
     system_blocks,
 )
@@ -126,17 +127,24 @@ def test_tool_round_trips_then_an_accepted_patch(anthropic_fake: AnthropicFake, 
     assert sent[1]["messages"][1]["content"][0] == {"type": "text", "text": "Let me look."}
 
 
+def _marked(request: dict[str, Any]) -> list[int]:
+    return [i for i, m in enumerate(request["messages"]) if _breakpoints(m)]
+
+
 def test_every_request_has_at_most_four_breakpoints_and_caches_system(
         anthropic_fake: AnthropicFake, repo: Path) -> None:
+    """Issue 15: the newest user turn is marked while a later request can read it; the turn the
+    previous request wrote stays marked (that entry is this request's read); the last turn
+    `max_turns` allows writes nothing."""
     anthropic_fake.reply(*[message(tool_use("list_files", {})) for _ in range(5)], _submit())
-    _ask(anthropic_fake, repo)
-    for request in anthropic_fake.message_requests:
-        assert _breakpoints(request) <= MAX_CACHE_BREAKPOINTS
-        assert request["system"][0]["cache_control"] == {"type": "ephemeral"}
-        # the moving breakpoint sits on the newest user turn only
-        assert _breakpoints(request["messages"][:-1]) == 0
-        assert "cache_control" in request["messages"][-1]["content"][-1]
+    _ask(anthropic_fake, repo, ModelSettings("claude-test", max_turns=6))
+    sent = anthropic_fake.message_requests
+    assert len(sent) == 6
+    for request in sent:
+        assert _breakpoints(request) <= 3 < MAX_CACHE_BREAKPOINTS
+        assert request["system"][-1]["cache_control"] == {"type": "ephemeral"}
         assert request["tool_choice"] == {"type": "auto"}  # issue 15: reasoning text may lead a call
+    assert [_marked(r) for r in sent] == [[0], [0, 2], [2, 4], [4, 6], [6, 8], [8]]
 
 
 def test_tools_stay_inside_the_repo_and_redact(anthropic_fake: AnthropicFake, repo: Path) -> None:
@@ -286,5 +294,7 @@ def test_the_first_request_sent_is_exactly_initial_request(anthropic_fake: Anthr
     settings = ModelSettings("claude-test", notes=("note",), language="es")
     client = AnthropicClient("k", base_url=anthropic_fake.base_url, sleep=lambda s: None)
     ask_for_patch(client, settings, "report", RepoTools(repo), _check(repo), (), _redact)
-    expected = initial_request(settings, system_blocks(settings), "report")
+    expected = first_request(settings, "report", _redact)
     assert anthropic_fake.message_requests == [json.loads(json.dumps(expected))]
+    assert expected["messages"][0]["content"][0]["text"] == initial_request(
+        settings, system_blocks(settings), "report")["messages"][0]["content"][0]["text"]
