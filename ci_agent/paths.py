@@ -30,8 +30,14 @@ _OUTSIDE_REPO_RE = re.compile(
     r"[\\/](?:program files(?: \(x86\))?|\.nuget[\\/]packages|nuget[\\/]packages|hostedtoolcache"
     r"|microsoft visual studio|site-packages|dist-packages)[\\/]"
     r"|^/usr/(?:share|lib|local/share|local/lib)/dotnet/|^/opt/dotnet/"
-    r"|[\\/]dotnet[\\/](?:sdk|packs|shared)[\\/]|^/root/\.nuget/",
+    r"|[\\/]dotnet[\\/](?:sdk|packs|shared)[\\/]|^/root/\.nuget/"
+    r"|^(?:/home/runner/work|/Users/runner/work|/__w|[a-z]:[\\/]a)[\\/]_(?:temp|actions|tool)[\\/]",
     re.IGNORECASE,
+)
+# GitHub-hosted runners (Linux, macOS, container jobs, Windows) check a repository out into
+# `<work>/<repo>/<repo>` (GITHUB_WORKSPACE); `_temp`, `_actions`, `_tool` beside it are the runner's.
+_RUNNER_WORKSPACE_RE = re.compile(
+    r"(?:/home/runner/work|/Users/runner/work|/__w|[a-z]:[\\/]a)[\\/](?!_)[^\\/]+[\\/][^\\/]+", re.IGNORECASE
 )
 
 
@@ -192,11 +198,15 @@ def infer_repo_root(files: Iterable[str], projects: Iterable[str] = ()) -> str |
         return None
     windows = is_windows_path(found)
     parts = _parts(found)
-    for i, part in enumerate(parts[2:], start=2):  # `C:\\Tests\\Repo\\src`: not the drive
+    workspace = _runner_workspace_parts(found)
+    start = workspace or 2  # `C:\\Tests\\Repo\\src`: not the drive; `/home/runner/work/src/src`: not the repo
+    for i, part in enumerate(parts[start:], start=start):
         if part.casefold() in _BELOW_ROOT_DIRS:
             parts = parts[:i]
             break
     else:
+        if workspace:
+            parts = parts[:workspace]
         folded_projects = {_fold(d.rstrip("\\/"), windows) for d in project_dirs}
         if (len(parts) > 2 and _fold(_join_parts(parts, windows), windows) in folded_projects
                 and parts[-1].casefold().startswith(parts[-2].casefold())):
@@ -205,6 +215,14 @@ def infer_repo_root(files: Iterable[str], projects: Iterable[str] = ()) -> str |
         return None  # paths from unrelated machines or folders: no common checkout to speak of
     root = _join_parts(parts, windows)
     return _git_dir_above(root) or root
+
+
+def _runner_workspace_parts(directory: str) -> int | None:
+    """How many of `directory`'s parts are a GitHub runner's workspace (`/home/runner/work/r/r`)."""
+    m = _RUNNER_WORKSPACE_RE.match(directory)
+    if m is None or (len(directory) > m.end() and directory[m.end()] not in "\\/"):
+        return None
+    return len(_parts(m.group(0)))
 
 
 def _git_dir_above(path: str) -> str | None:

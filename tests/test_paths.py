@@ -252,3 +252,37 @@ def test_a_file_under_the_root_is_project_code_whatever_its_namespace() -> None:
     assert frame is not None and frame.in_repo
     frame = parse_frame("   at VerifyUser.Checks.Run() in /_/src/Checks.cs:line 3", RepoPaths("C:\\r"))
     assert frame is not None and frame.in_repo
+
+
+# --------------------------------------------------------------------------- runner workspaces
+
+@pytest.mark.parametrize(("files", "root"), [
+    # GitHub-hosted runners check out into <work>/<repo>/<repo>: no conventional folder needed.
+    (["/home/runner/work/app/app/app/sync.py"], "/home/runner/work/app/app"),
+    (["D:\\a\\Game\\Game\\Scripts\\Player.cs"], "D:\\a\\Game\\Game"),
+    (["/Users/runner/work/kit/kit/Sources/Kit/Kit.swift"], "/Users/runner/work/kit/kit"),
+    (["/__w/svc/svc/pkg/mod.go"], "/__w/svc/svc"),
+    # A repository named like a conventional folder is not cut at its own name...
+    (["/home/runner/work/src/src/lib/x.py"], "/home/runner/work/src/src"),
+    # ...while a conventional folder below the workspace still marks a checkout in a subfolder.
+    (["/home/runner/work/repo/repo/sub/src/x.py"], "/home/runner/work/repo/repo/sub"),
+    # The runner's own folders beside the workspace are never the repository.
+    (["/home/runner/work/_temp/.venv/lib/python3.11/x.py", "/home/runner/work/r/r/app/a.py"],
+     "/home/runner/work/r/r"),
+])
+def test_infer_root_knows_github_runner_workspaces(files: list[str], root: str) -> None:
+    assert infer_repo_root(files) == root
+
+
+def test_runner_scratch_folders_are_toolchain_paths() -> None:
+    assert is_toolchain_path("/home/runner/work/_temp/.venv/bin/python")
+    assert is_toolchain_path("D:\\a\\_actions\\actions\\setup-python\\v5\\dist\\setup\\index.js")
+    assert not is_toolchain_path("/home/runner/work/repo/repo/src/app.py")
+
+
+def test_the_shared_phpunit_report_with_runner_paths_keeps_its_inferred_root() -> None:
+    # Real lines: `/home/runner/work/repo/src/Fake.php` etc. (not the runner's <repo>/<repo> layout).
+    result = parse_path(shared_fixture("dorny/fixtures/phpunit/phpunit-paths.xml"))
+    posix = [f.file for f in result.failures if f.file and f.file.startswith("/home/runner/work/")]
+    assert len(posix) == 4
+    assert infer_repo_root(posix) == "/home/runner/work/repo"

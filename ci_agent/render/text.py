@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ci_agent.render.budget import Section, clean, fit, shorten
+from ci_agent.render.shown_paths import as_shown_to_model
 from ci_agent.report import Report, ReportDiagnostic, ReportFailure, Severity
 
 DEFAULT_LLM_BYTES = 8000
@@ -99,6 +100,7 @@ def _llm_omitted(n: int, noun: str) -> str:
 
 
 def render_llm(report: Report, max_bytes: int = DEFAULT_LLM_BYTES) -> str:
+    report = as_shown_to_model(report)  # runner paths: repo-relative or `<site-packages>/...`
     head = [f"ci-agent report: {summary_line(report)}\n"]
     sources = report.sources[:MAX_LISTED_SOURCES]
     listed = ", ".join(f"{clean(s.path)} ({s.format}, {s.bytes} bytes)" for s in sources)
