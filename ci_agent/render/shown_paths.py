@@ -110,7 +110,8 @@ def as_shown_to_model(report: Report) -> Report:
     root = report.repo_root
     return replace(
         report,
-        sources=tuple(SourceInfo(shown_path(s.path, root), s.format, s.bytes) for s in report.sources),
+        # A source is a file or the command that printed it (`.../_temp/.venv/bin/python -m pytest`).
+        sources=tuple(SourceInfo(shown_paths_in(s.path, root), s.format, s.bytes) for s in report.sources),
         diagnostics=tuple(_diagnostic(d, root) for d in report.diagnostics),
         failures=tuple(_failure(f, root) for f in report.failures),
         run_errors=tuple(RunError(shown_paths_in(e.source, root), shown_paths_in(e.message, root))

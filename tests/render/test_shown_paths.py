@@ -130,7 +130,8 @@ or equal to 0.
 
 def test_a_third_party_frame_is_shown_short_to_the_model_and_raw_in_json() -> None:
     result = parse_stream(io.BytesIO(RUNNER_TRACEBACK.encode()), "sync.log", None)
-    source = SourceInfo("sync.log", result.format, len(RUNNER_TRACEBACK))
+    command = "/home/runner/work/_temp/.venv/bin/python -m app.sync"  # a command's output is named by it
+    source = SourceInfo(command, result.format, len(RUNNER_TRACEBACK))
     inputs = [Input(source, result)]
     # In CI the checkout ci-agent runs in is the workspace (GITHUB_WORKSPACE): the git root.
     (root,) = resolve_roots(inputs, None, "/home/runner/work/app/app")
@@ -138,8 +139,10 @@ def test_a_third_party_frame_is_shown_short_to_the_model_and_raw_in_json() -> No
     report = distill(inputs, root)
     llm = render(report, "llm")
     assert "<site-packages>/requests/api.py(73): error ValueError" in llm
+    assert "inputs: <venv>/bin/python -m app.sync (pytest_console," in llm
     assert "/opt/hostedtoolcache" not in llm and "/home/runner" not in llm
     assert 'File "app/sync.py", line 9, in main' in llm  # the traceback detail: repo-relative
     (diag,) = json.loads(render(report, "json"))["diagnostics"]
+    assert json.loads(render(report, "json"))["sources"][0]["path"] == command
     assert diag["file"] == ("/opt/hostedtoolcache/Python/3.11.9/x64/lib/python3.11/site-packages/"
                             "requests/api.py")
