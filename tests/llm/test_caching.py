@@ -173,3 +173,31 @@ def test_nothing_is_cached_under_the_minimum(anthropic_fake: AnthropicFake, repo
     usage = _ask(anthropic_fake, repo, "claude-haiku-4-5", "## Failure report\nshort\n")
     assert usage.cache_creation_input_tokens == usage.cache_read_input_tokens == 0
     assert [breakpoint_count(r) for r in anthropic_fake.message_requests] == [0, 0, 0]
+
+
+def _body(model: str, texts: list[str], marks: set[int]) -> dict[str, Any]:
+    blocks = [{"type": "text", "text": t, **({"cache_control": {"type": "ephemeral"}} if i in marks else {})}
+              for i, t in enumerate(texts)]
+    return {"model": model, "messages": [{"role": "user", "content": blocks}]}
+
+
+def test_the_fakes_cache_reads_only_what_was_written_for_that_model_and_minimum() -> None:
+    cache = PromptCache(lambda model: 1000)
+    long = ["x" * 3000]  # 1001 tokens by the fake's count: just over the minimum
+    assert cache.usage(_body("a", long, {0}))["cache_creation_input_tokens"] > 1000
+    assert cache.usage(_body("a", long, {0}))["cache_read_input_tokens"] > 1000
+    assert cache.usage(_body("b", long, {0}))["cache_read_input_tokens"] == 0, "another model"
+    assert cache.usage(_body("a", long, set()))["cache_read_input_tokens"] == 0, "no breakpoint"
+    short = PromptCache(lambda model: 1000)
+    assert short.usage(_body("a", ["x" * 2000], {0})) == {
+        "input_tokens": 680, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    assert short.entries == {}, "under the minimum nothing is written"
+
+
+def test_the_fakes_cache_looks_back_twenty_blocks() -> None:
+    first = ["x" * 30]
+    for later, read in ((19, True), (20, False)):
+        cache = PromptCache(lambda model: 1)
+        cache.usage(_body("a", first, {0}))
+        usage = cache.usage(_body("a", first + ["y"] * later, {later}))
+        assert (usage["cache_read_input_tokens"] > 0) is read, later
