@@ -190,6 +190,13 @@ def report_symbols(report: Report) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))[:_MAX_SYMBOLS]
 
 
+def report_paths(report: Report) -> set[str]:
+    """The files the report names: diagnostics' files and projects (an MSBuild error's
+    `[Game.csproj]`), failed tests' files. Absolute or relative: `rank_files` matches tails."""
+    paths = {p for d in report.diagnostics for p in (d.file, d.project) if p}
+    return {p.replace("\\", "/") for p in paths | {f.file for f in report.failures if f.file}}
+
+
 def _named(path: str, named: Collection[str]) -> bool:
     return any(path == n or path.endswith("/" + n) or n.endswith("/" + path) for n in named)
 

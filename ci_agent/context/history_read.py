@@ -16,6 +16,7 @@ from ci_agent.context.history import (
     is_import,
     marked_generated,
     rank_files,
+    report_paths,
     report_symbols,
     skip_reason,
     split_section,
@@ -90,7 +91,7 @@ def read_history(repo: Path, report: Report, settings: ContextSettings, clean: C
             return None, notes
         title = clean(SAY("diff_title", revision=change.revision[:12], against=change.against,
                           base=change.base[:12]))
-        return read_change(repo, change, title, settings.exclude_globs, clean, named,
-                           report_symbols(report)), notes
+        return read_change(repo, change, title, settings.exclude_globs, clean,
+                           {*named, *report_paths(report)}, report_symbols(report)), notes
     except GitError as exc:
         return None, [*notes, clean(SAY("history_unavailable", error=str(exc)))]

@@ -10,6 +10,7 @@ from dataclasses import replace
 from ci_agent.engine import decide as d
 from ci_agent.engine import gitops
 from ci_agent.engine.attempt import Outcome, Plan, run_fix
+from ci_agent.engine.change_base import with_change_base
 from ci_agent.engine.ci_plan import (
     make_plan,
     make_seams,
@@ -42,8 +43,13 @@ def attempt(run: Run, cycle: Cycle, chain: list[ChainLink], collected: Collected
         if standing is not None:  # it could not run for this failure before: no new payment
             return run.result(cycle, "error", ExitCode(standing.code),
                               unverifiable_text(standing, run.words, again=True), collected=collected)
-    seams = make_seams(cycle.settings, run.env, run.inputs, run.client_factory,
-                       run.platform.missing_key(cycle.fix_branch))
+    # a pull request's change under test is its diff against the merge base with its target: the
+    # failing branch's own one in modes push/propose, else (mode pr) the default branch it most
+    # likely targets; a run without a pull request shows the failing commit against its parent
+    target = (cycle.pr.target_branch if run.in_place and cycle.pr is not None
+              else cycle.forge.default_branch() if run.trig.pr_number is not None else None)
+    seams = make_seams(with_change_base(cycle.settings, cycle.repo, target, cycle.auth), run.env, run.inputs,
+                       run.client_factory, run.platform.missing_key(cycle.fix_branch))
     outcome = run_fix(plan, cycle.settings, seams, run.emit, ledger)
     cycle.marker = replace(ledger.marker, tokens=cycle.marker.tokens + outcome.usage.total)
     return _after(run, cycle, plan, outcome, collected)

@@ -21,6 +21,7 @@ from ci_agent.context.history import (
     Ranked,
     bound_change,
     rank_files,
+    report_paths,
     report_symbols,
     skip_reason,
 )
@@ -229,6 +230,16 @@ def test_ranking_puts_the_file_with_the_reported_symbol_first(tmp_path: Path) ->
     assert listing_paths(ctx.git.listing) == ["monster.h", "aaa_util.c"]
     assert "monster.h (M, +1 -1, mentions " in ctx.git.listing and "max_hp" in ctx.git.listing.split("\n")[0]
     assert ctx.git.diff.startswith("diff --git a/monster.h b/monster.h\n")
+
+
+def test_a_project_the_report_names_by_absolute_path_ranks_first() -> None:
+    # An MSBuild error names its project as the runner saw it: `[C:\a\_work\1\s\Game\Game.csproj]`.
+    diagnostic = ReportDiagnostic(Severity.ERROR, None, None, None, "NU1101", "Unable to find package Foo",
+                                  "C:\\a\\_work\\1\\s\\Game\\Game.csproj", None, False)
+    report = Report((), (diagnostic,), TestCounts(), (), (), 0, 1)
+    files = [FileChange(p, p, "M", 1, 1) for p in ("Game/Assets/Big.cs", "Game/Game.csproj")]
+    assert [r.file.path for r in rank_files(files, report_paths(report), ())] == ["Game/Game.csproj",
+                                                                                   "Game/Assets/Big.cs"]
 
 
 def test_rank_order_named_then_mentions_then_rest() -> None:
