@@ -30,7 +30,7 @@ _COUNTS_RE = re.compile(
     r"(?P<items>(?:\d+ (?:subtests )?[a-z]+(?:, )?)+|no tests ran) in [\d.]+s(?: \([\d:]+\))?"
 )
 _COUNT_ITEM_RE = re.compile(r"(\d+) (?:subtests )?([a-z]+)")
-_PROGRESS_RE = re.compile(r"\s+\[ *\d{1,3}%\]$")
+_PROGRESS_RE = re.compile(r"\[ *\d{1,3}%\]")  # `[ 33%]` at the end of a `-v` line
 _SUBFAILED = "SUBFAILED"  # pytest >= 9
 _SUBFAIL = "SUBFAIL"  # pytest-subtests
 
@@ -175,13 +175,22 @@ def verbose_line(line: str) -> tuple[Outcome, str] | None:
     return None
 
 
+def _without_progress(text: str) -> str:
+    """`node ... SUBFAIL   [ 33%]` -> `node ... SUBFAIL` (found from the end: a long run of
+    spaces before some other text costs one pass, not one per space)."""
+    at = text.rfind("[")
+    if at > 0 and text[at - 1].isspace() and _PROGRESS_RE.fullmatch(text, at):
+        return text[:at].rstrip()
+    return text
+
+
 def subtest_verbose_line(line: str) -> str | None:
     """The failed subtest a `-v` result line names, as `node description`.
 
     Only lines that carry a description: the oldest dialect's bare `node SUBFAIL` cannot tell
     one subtest from another, and its blocks and summary lines name them anyway.
     """
-    text = _PROGRESS_RE.sub("", line.rstrip())
+    text = _without_progress(line.rstrip())
     if text.endswith(" " + _SUBFAIL):  # `node [msg] (i=3) SUBFAIL`
         node, description = split_subtest(text[: -len(_SUBFAIL) - 1])
     else:  # `node SUBFAILED[msg] (i=3)`

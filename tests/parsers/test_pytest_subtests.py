@@ -139,9 +139,11 @@ def test_subtest_summary_dialects(line: str, node: str, description: str | None,
 @pytest.mark.parametrize(
     "line",
     ["SUBFAILED", "SUBFAIL to build", "SUBFAILED[x] no node here - boom", "ran SUBFAIL tests", "SUBFAIL ::x",
-     "SUBFAILED" + " x" * 50_000, " SUBFAIL " * 20_000, "tests/a.py::t SUBFAIL" + " " * 50_000],
+     "SUBFAILED" + " x" * 50_000, " SUBFAIL " * 20_000, "tests/a.py::t SUBFAIL" + " " * 50_000,
+     "SUBFAIL" + " " * 65_000 + "x"],
     ids=lambda s: s[:30],
 )
+@pytest.mark.timeout(10)  # a long run of spaces once made the `-v` line search quadratic (30 s)
 def test_hostile_subtest_lines_yield_no_failure(line: str) -> None:
     consumer = PARSER.consumer("hostile.log")
     consumer.feed(line)
