@@ -25,6 +25,7 @@ import json
 import os
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +147,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", help="Claude model for --live (default: ci-agent's)")
     parser.add_argument("--max-attempts", type=int, help="ci-agent's attempt budget for --live")
     parser.add_argument("--price", type=_parse_price, help="USD per MTok 'IN,OUT' for --live cost")
+    parser.add_argument("--jobs", type=int, default=1, help="cases run at once (1; live runs: keep 1)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per live run (900)")
     return parser.parse_args(argv)
 
@@ -160,12 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     except CaseError as exc:
         print(f"fixbench: {exc}", file=sys.stderr)
         return 2
-    rows = []
-    for case in cases:
-        rows.append(run_case(case, args))
-        print(f"fixbench: {fixtables.progress_line(rows[-1])}", file=sys.stderr)
-    report_only = [] if args.no_report_only or args.cases else [
-        run_report_only(log, args) for log in report_only_logs(args.dotnet_logs)]
+    # each row is a child process's work: threads are enough to overlap them (--jobs)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = []
+        for row in pool.map(lambda case: run_case(case, args), cases):
+            rows.append(row)
+            print(f"fixbench: {fixtables.progress_line(row)}", file=sys.stderr)
+        logs = [] if args.no_report_only or args.cases else report_only_logs(args.dotnet_logs)
+        report_only = list(pool.map(lambda log: run_report_only(log, args), logs))
     baseline = json.loads(args.baseline.read_text(encoding="utf-8")) if args.baseline else None
     result = {"label": args.label, "python": args.python, "checkout": checkout_of(args.python),
               "live": args.live, "cases": rows, "report_only": report_only,

@@ -19,8 +19,10 @@ from tests.fakes.anthropic_fake import AnthropicFake
 from tests.scenarios import model_scripts as model
 from tests.toolchain import PYTHON
 
-# Small and fast, one per ecosystem this lane writes plus a second Python breakage kind.
-SUBSET = ["python-inventory-rename"]
+# Two Python and two C cases: a rename, an insertion (a missing import: recall by the anchor line),
+# a changed signature, a missing switch case.
+SUBSET = ["python-inventory-rename", "python-ledger-missing-import", "c-strbuf-signature",
+          "c-lexer-missing-case"]
 LIVE_CASE = "python-inventory-rename"
 
 
@@ -42,7 +44,7 @@ def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     sys.path), shared by the offline tests: each dry run costs seconds on a busy machine."""
     out = tmp_path_factory.mktemp("fixbench")
     done = subprocess.run([sys.executable, str(CASES_DIR.parent / "run.py"), *SUBSET, "--out", str(out),
-                           "--label", "subset", "--python", sys.executable], cwd=out,
+                           "--label", "subset", "--python", sys.executable, "--jobs", "2"], cwd=out,
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads((out / "subset.json").read_text(encoding="utf-8"))
