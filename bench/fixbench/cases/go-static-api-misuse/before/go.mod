@@ -1,0 +1,3 @@
+module example.com/statusboard
+
+go 1.19

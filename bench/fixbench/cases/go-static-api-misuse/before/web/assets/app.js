@@ -1,0 +1,1 @@
+document.querySelectorAll(".down").forEach((el) => el.setAttribute("title", "down"));

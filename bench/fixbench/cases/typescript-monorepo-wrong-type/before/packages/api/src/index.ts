@@ -1,0 +1,2 @@
+export { TicketStore } from "./store.js";
+export { getTicket, queue, type ApiResponse } from "./routes.js";
