@@ -13,7 +13,8 @@ Our prefix has two stable parts and one growing one:
   within the cache's lifetime. It is placed only when the estimated prefix meets the minimum.
 - the conversation: each request repeats every earlier turn. The newest user turn carries the
   moving breakpoint, written now and read by the next request. It is placed only when a next
-  request can come (not on the last turn `max_turns` allows) and the prefix meets the minimum.
+  request can come (not on the last turn `max_turns` allows, nor when this request uses up what
+  `max_total_tokens` leaves) and the prefix meets the minimum.
   Why also on the FIRST user turn, though a conversation may end in one turn: a tool-use loop
   almost always goes on (the model reads files before it patches; a rejected patch comes back).
   The write costs 0.25x of the turn extra; a second request reads it at 0.1x instead of 1x, so
@@ -104,9 +105,11 @@ def _clear(blocks: Iterable[dict[str, Any]]) -> None:
         block.pop("cache_control", None)
 
 
-def place_breakpoints(request: dict[str, Any], later_request: bool) -> None:
+def place_breakpoints(request: dict[str, Any], later_request: bool, tokens_left: int | None = None) -> None:
     """Set every `cache_control` of `request` (a Messages API body, changed in place) as the
-    module says; `later_request`: another request of this conversation may follow this one."""
+    module says. `later_request`: the turn cap allows another request of this conversation;
+    `tokens_left`: what the token cap leaves, which no later request sees when this one (its
+    low estimate) uses it up."""
     system: list[dict[str, Any]] = request["system"]
     messages: list[dict[str, Any]] = request["messages"]
     _clear(system)
@@ -114,6 +117,8 @@ def place_breakpoints(request: dict[str, Any], later_request: bool) -> None:
         _clear(msg["content"])
     minimum = min_cacheable_tokens(request["model"])
     stable = estimate_tokens(request.get("tools", []), system)
+    if tokens_left is not None and estimate_tokens(request.get("tools", []), system, messages) >= tokens_left:
+        later_request = False
     if system and stable >= minimum:
         system[-1]["cache_control"] = dict(EPHEMERAL)
     # The user turns that may carry a breakpoint: the newest (when a later request can read it)

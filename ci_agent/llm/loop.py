@@ -151,11 +151,14 @@ def _history_blocks(content: object) -> list[dict[str, Any]]:
     return blocks
 
 
-def move_cache_breakpoint(request: dict[str, Any], settings: ModelSettings, turns_made: int) -> None:
-    """The cache breakpoints of the next request, after `turns_made` model calls: the newest
-    user turn's is written only when `max_turns` leaves a later request to read it
+def move_cache_breakpoint(request: dict[str, Any], settings: ModelSettings, turns_made: int,
+                          spent: int = 0) -> None:
+    """The cache breakpoints of the next request, after `turns_made` model calls that used
+    `spent` tokens: the newest user turn's is written only when a later request can read it —
+    `max_turns` allows one, and this request (estimated low) leaves `max_total_tokens` unspent
     (`ci_agent.llm.caching` says where the others go, and why)."""
-    place_breakpoints(request, later_request=turns_made + 1 < settings.max_turns)
+    place_breakpoints(request, later_request=turns_made + 1 < settings.max_turns,
+                      tokens_left=settings.max_total_tokens - spent)
 
 
 def _result(tool_use_id: str, text: str, is_error: bool = False) -> dict[str, Any]:
@@ -228,7 +231,7 @@ class _Conversation:
             stop = self.cap_reached()
             if stop is not None:
                 return self.result(stop)
-            move_cache_breakpoint(request, self.settings, self.turns)
+            move_cache_breakpoint(request, self.settings, self.turns, self.usage.total)
             response = self.client.create(request)
             self.turns += 1
             self.usage += Usage.from_api(response.get("usage"))

@@ -70,9 +70,10 @@ def test_the_estimate_is_json_bytes_over_four() -> None:
     assert estimate_tokens({"a": 1}, [2]) == (7 + 3) // 4
 
 
-def _request(model: str, user: str, guidance: tuple[GuidanceFile, ...] = (),
-             max_turns: int = 8) -> dict[str, Any]:
-    return first_request(ModelSettings(model, max_turns=max_turns, guidance=guidance), user, _same)
+def _request(model: str, user: str, guidance: tuple[GuidanceFile, ...] = (), max_turns: int = 8,
+             max_total_tokens: int = 400_000) -> dict[str, Any]:
+    settings = ModelSettings(model, max_turns=max_turns, guidance=guidance, max_total_tokens=max_total_tokens)
+    return first_request(settings, user, _same)
 
 
 def test_the_stable_prefix_is_marked_only_when_it_meets_the_models_minimum() -> None:
@@ -93,6 +94,14 @@ def test_a_short_first_turn_under_the_minimum_is_not_marked() -> None:
 def test_no_moving_breakpoint_when_no_later_request_can_read_it() -> None:
     """`max_turns` 1: the conversation ends with this request, a write would only cost 1.25x."""
     assert _marks(_request("claude-sonnet-4-5", BIG_REPORT, max_turns=1)) == (True, [])
+
+
+def test_no_moving_breakpoint_when_the_token_cap_leaves_no_later_request() -> None:
+    request = _request("claude-sonnet-4-5", BIG_REPORT, max_turns=1)  # no breakpoint in messages
+    size = estimate_tokens(request["tools"], [{"type": "text", "text": b["text"]} for b in request["system"]],
+                           request["messages"])
+    assert _marks(_request("claude-sonnet-4-5", BIG_REPORT, max_total_tokens=size + 1)) == (True, [0])
+    assert _marks(_request("claude-sonnet-4-5", BIG_REPORT, max_total_tokens=size)) == (True, [])
 
 
 def _conversation(turns: int, calls: int = 1) -> dict[str, Any]:
