@@ -76,3 +76,13 @@ def test_a_branch_and_a_ci_agent_branch_are_as_before(repo: Path, capsys: pytest
     sh(repo, "checkout", "-q", "-b", "ci-agent/fix/main")
     assert main(["fix", "--local", "--repo", str(repo), "--command", PYTEST]) == 2
     assert "never fixes its own fixes" in capsys.readouterr().err
+
+
+def test_a_detached_attempt_commit_of_ci_agent_is_refused(detached: tuple[Path, str],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    repo, head = detached
+    client = ScriptedClient(submit(FIXING))
+    assert fix(repo, "--command", PYTEST, client=lambda: client) == 0
+    sh(repo, "checkout", "-q", "--detach", f"ci-agent/fix/detached-{head[:12]}")
+    assert main(["fix", "--local", "--repo", str(repo), "--command", PYTEST]) == 2
+    assert "an attempt commit of ci-agent; ci-agent never fixes its own fixes" in capsys.readouterr().err

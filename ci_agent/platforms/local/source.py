@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_agent import git
 from ci_agent.engine import state
+from ci_agent.engine.types import is_attempt_message
 from ci_agent.errors import UsageError
 
 DETACHED_PREFIX = "detached-"
@@ -41,6 +43,10 @@ def local_source(repo: Path) -> LocalSource:
         head = state.rev(repo, "HEAD")
         if head is None:
             raise UsageError(f"{repo} has no commit yet; nothing to fix")
+        if is_attempt_message(git.git(repo, ["log", "-1", "--format=%B", head]).stdout):
+            # Detaching must not be a way around the rule below.
+            raise UsageError(f"HEAD is detached at {head[:SHORT_ID]}, an attempt commit of ci-agent; "
+                             "ci-agent never fixes its own fixes (check out the branch it came from)")
         fix_branch = detached_fix_branch(head)
         return LocalSource(head, fix_branch, f"HEAD is detached at {head[:SHORT_ID]}: the fix "
                            f"goes on {fix_branch}, a branch named from that commit")
