@@ -107,3 +107,14 @@ def test_live_path_end_to_end_against_the_fake(anthropic_fake: AnthropicFake, tm
     assert live["cost_usd"] == pytest.approx(expected)
     assert result["totals"]["total"]["live"]["fix_rate"] == 1.0
     assert len(anthropic_fake.message_requests) == 1
+
+
+def test_update_benchmarks_rewrites_only_between_the_markers(tmp_path: Path) -> None:
+    page = tmp_path / "BENCHMARKS.md"
+    page.write_text(f"prose before\n{fixbench_run.BEGIN}\nold table\n{fixbench_run.END}\nprose after\n")
+    fixbench_run.update_benchmarks(page, "| new | table |\n")
+    assert page.read_text() == (f"prose before\n{fixbench_run.BEGIN}\n| new | table |\n{fixbench_run.END}"
+                                "\nprose after\n")
+    page.write_text("no markers\n")
+    with pytest.raises(SystemExit, match="lacks the markers"):
+        fixbench_run.update_benchmarks(page, "x")
