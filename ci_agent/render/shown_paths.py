@@ -36,6 +36,11 @@ _PLACES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^(?:/home/runner/work|/Users/runner/work|/__w|[A-Za-z]:[\\/]a)[\\/]_temp[\\/]", _I),
      "<runner-temp>/"),
 )
+# A GitHub-hosted runner's default checkout, `<work>/<repo>/<repo>/` (GITHUB_WORKSPACE): the name
+# twice is the layout's mark, so a log from another job's runner is made relative without a root.
+_RUNNER_CHECKOUT_RE = re.compile(
+    r"^(?:/home/runner/work|/Users/runner/work|/__w|[A-Za-z]:[\\/]a)[\\/](?!_)([^\\/]+)[\\/]\1[\\/]", _I
+)
 # An absolute path inside free text: Windows `C:\\x\\y` / `C:/x`, or POSIX `/x/y` not inside a word,
 # a relative path or a URL. It ends at whitespace, quotes, brackets and the `:line` suffix.
 _PATH_IN_TEXT_RE = re.compile(
@@ -57,7 +62,8 @@ def _placed(path: str) -> str | None:
 
 def shown_path(path: str, root: str | None) -> str:
     """`path` as the model is shown it: site-packages first (also inside the checkout's venv),
-    then repo-relative under `root`, then the other third-party places; else unchanged."""
+    then repo-relative under `root` (or a GitHub runner's `<work>/<repo>/<repo>/`), then the other
+    third-party places; else unchanged."""
     if not path:
         return path
     packages = _PLACES[0][0]
@@ -68,6 +74,9 @@ def shown_path(path: str, root: str | None) -> str:
         if inside is not None:
             return inside or "."
     if is_absolute(path):
+        checkout = _RUNNER_CHECKOUT_RE.match(path)
+        if checkout is not None and checkout.end() < len(path):
+            return path[checkout.end():].replace("\\", "/")
         return _placed(path) or path
     return path
 

@@ -57,6 +57,11 @@ def attribute(line: str, name: str) -> str:
     ("D:\\a\\repo\\repo\\src\\App.cs", "D:\\a\\repo\\repo", "src/App.cs"),
     ("d:/A/Repo/repo/src/App.cs", "D:\\a\\repo\\repo", "src/App.cs"),  # Windows: either separator, any case
     ("/home/runner/work/repo/repo2/x.py", "/home/runner/work/repo/repo", "/home/runner/work/repo/repo2/x.py"),
+    # Without a root (another job's log): GitHub's default checkout, its name twice, is still known.
+    ("/home/runner/work/app/app/app/sync.py", None, "app/sync.py"),
+    ("D:\\a\\Game\\Game\\Scripts\\Player.cs", "/work/repo", "Scripts/Player.cs"),
+    ("/home/runner/work/repo/src/Fake.php", None, "/home/runner/work/repo/src/Fake.php"),  # not that layout
+    ("/home/runner/work/_temp/_temp/x.sh", None, "<runner-temp>/_temp/x.sh"),
     ("/etc/ssl/certs/ca.pem", "/home/runner/work/repo/repo", "/etc/ssl/certs/ca.pem"),
     ("src/app.py", "/home/runner/work/repo/repo", "src/app.py"),
 ])
