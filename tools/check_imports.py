@@ -23,7 +23,7 @@ PACKAGE = "ci_agent"
 LAYERS: dict[str, int] = {
     # 0: values, text and process helpers everything may use
     "__init__": 0, "errors": 0, "proc": 0, "git": 0, "gitfacts": 0, "paths": 0, "report": 0,
-    "envelope": 0, "secret_shapes": 0, "redact": 0, "logguard": 0, "config": 0, "retry": 0,
+    "envelope": 0, "secret_shapes": 0, "redact": 0, "exact": 0, "logguard": 0, "config": 0, "retry": 0,
     # 1: reading tool output
     "parsers": 1,
     # 2: the report and its renderings; reading the input files into it

@@ -1,5 +1,6 @@
 """Gather what the model is shown besides the report: excerpts of the files the report names,
-and git facts. Every line read is sanitised then redacted here; `fit` then keeps what fits."""
+and git facts. File lines are redacted and shown exactly, specials marked (`ci_agent.exact`); git
+facts are sanitised then redacted. `fit` then keeps what fits."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ci_agent import exact
 from ci_agent.config import ContextSettings
 from ci_agent.context.fit import fit
 from ci_agent.context.history import Change
@@ -18,9 +20,9 @@ from ci_agent.context.values import Context, Excerpt, GitContext
 from ci_agent.git import GitError, git
 from ci_agent.gitfacts import read_status, summarize_status
 from ci_agent.patch.policy import glob_match
-from ci_agent.paths import RepoPaths, parse_frame
+from ci_agent.paths import RepoPaths, is_absolute, parse_frame
 from ci_agent.redact import sanitize_untrusted
-from ci_agent.report import Report, Severity
+from ci_agent.report import Report, ReportDiagnostic, Severity
 
 Redact = Callable[[str], str]
 
@@ -47,20 +49,42 @@ class _Gathering:
 # --------------------------------------------------------------------------- targets
 
 
-def _targets(report: Report) -> dict[str, list[_Target]]:
-    """Lines worth showing, per repo-relative file, in report order (errors come first)."""
+def _spot(diag: ReportDiagnostic) -> tuple[str, int | None, bool] | None:
+    """(repo-relative file, line, whether it is the project file) a diagnostic points at. A
+    diagnostic located only by its `[Project.csproj]` marker (NETSDK, NU, MSB codes raised in
+    an SDK .targets file or by restore) points at its project file, if that is in the repo."""
+    if diag.in_repo and diag.file:
+        return diag.file, diag.line, False
+    if diag.project and not is_absolute(diag.project):
+        return diag.project, None, True
+    return None
+
+
+def _reason(diag: ReportDiagnostic, line: int | None, of_project: bool) -> str:
+    code = _CODE_RE.sub("", diag.code) if diag.code else None
+    if of_project:
+        return SAY("project_reason", severity=diag.severity.value, code=code)
+    return SAY("diagnostic_reason", severity=diag.severity.value, line=line, code=code)
+
+
+def _near(targets: list[_Target], line: int | None, around: int) -> bool:
+    """Whether `line` lies within the excerpt window of one of the (error) `targets`."""
+    return any(t.priority == 0 and abs((t.line or 1) - (line or 1)) <= around for t in targets)
+
+
+def _targets(report: Report, around: int) -> dict[str, list[_Target]]:
+    """Lines worth showing, per repo-relative file: errors and failing test frames in report
+    order, then warnings, but only those that are the failure (no error, no failed test) or
+    sit within the window of an error in the same file: others cost bytes and tell little."""
     found: dict[str, list[_Target]] = {}
 
     def add(path: str, line: int | None, priority: int, reason: str, wants_whole: bool) -> None:
         found.setdefault(path, []).append(_Target(line, priority, reason, wants_whole))
 
-    for diag in report.diagnostics:
-        if not (diag.in_repo and diag.file):
-            continue
-        is_error = diag.severity == Severity.ERROR
-        reason = SAY("diagnostic_reason", severity=diag.severity.value, line=diag.line,
-                     code=_CODE_RE.sub("", diag.code) if diag.code else None)
-        add(diag.file, diag.line, 0 if is_error else 1, reason, is_error)
+    errors = [d for d in report.diagnostics if d.severity == Severity.ERROR]
+    for diag in errors:
+        if (spot := _spot(diag)) is not None:
+            add(spot[0], spot[1], 0, _reason(diag, *spot[1:]), True)
     no_root = RepoPaths(None)
     for failure in report.failures:
         frames = [f for f in (parse_frame(t, no_root) for t in failure.frames)
@@ -71,6 +95,11 @@ def _targets(report: Report) -> dict[str, list[_Target]]:
         for path, line in spots:
             if path is not None:
                 add(path, line, 0, SAY("frame_reason", line=line), True)
+    warnings_are_the_failure = not errors and not report.failures
+    for diag in report.diagnostics:
+        spot = _spot(diag) if diag.severity != Severity.ERROR else None
+        if spot is not None and (warnings_are_the_failure or _near(found.get(spot[0], []), spot[1], around)):
+            add(spot[0], spot[1], 1, _reason(diag, *spot[1:]), False)
     return found
 
 
@@ -131,39 +160,60 @@ def _clean(text: str, redact: Redact) -> str:
 def _cap(line: str) -> str:
     if len(line) <= _LINE_CHARS:
         return line
-    return SAY("long_line", head=line[:_LINE_CHARS], more=len(line) - _LINE_CHARS)
+    head = line[:_LINE_CHARS]
+    if head.rfind(exact.OPEN) > head.rfind(exact.CLOSE):  # never half a marker
+        head = head[:head.rfind(exact.OPEN)]
+    return SAY("long_line", head=head, more=len(line) - len(head))
 
 
-def _read_lines(path: str, size: int, ranges: list[tuple[int, int]], redact: Redact) -> list[str] | None:
-    """Lines of the file (index 0 = line 1), cleaned; None for a binary file. A file too big to
-    read whole is streamed and only the lines inside `ranges` are kept (others are empty)."""
+@dataclass(frozen=True, slots=True)
+class _Read:
+    lines: list[str]  # as shown (`exact`), index 0 = line 1
+    redacted: set[int]  # numbers of the lines a secret was cut from
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if out and start <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _read_lines(path: str, size: int, ranges: list[tuple[int, int]], redact: Redact) -> _Read | None:
+    """The file's lines as the model is shown them (`ci_agent.exact`); None for a binary file.
+    A file too big to read whole is streamed and only the lines inside `ranges` are kept
+    (others are empty)."""
     if size <= _READ_WHOLE_CAP:
         with open(path, "rb") as fh:
             data = fh.read()
         if b"\0" in data[:8192]:
             return None
-        text = data.decode("utf-8", errors="replace")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        # Clean line by line would miss a secret spanning lines; clean the whole and re-split
-        # (sanitising and redaction keep line structure, except for odd line separators).
-        cleaned = _clean("\n".join(line.removesuffix("\r") for line in lines), redact).split("\n")
-        if len(cleaned) == len(lines):
-            return cleaned
-        return [_clean(line, redact).replace("\n", " ") for line in lines]
+        shown = exact.show_file(data.decode("utf-8", errors="replace"), redact)
+        return _Read(list(shown.lines), set(shown.redacted))
     last = max(end for _, end in ranges)
     kept: list[str] = []
-    with open(path, encoding="utf-8", errors="replace", newline="\n") as fh:
+    all_crlf = True
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         for number, line in enumerate(fh, 1):
             if number > last:
                 break
             if number == 1 and "\0" in line[:8192]:
                 return None
+            if line.endswith("\n"):  # (a last line without a break has no line ending to judge)
+                all_crlf = all_crlf and line.endswith("\r\n")
             inside = any(start <= number <= end for start, end in ranges)
-            text = line.rstrip("\n").removesuffix("\r")
-            kept.append(_clean(text, redact).replace("\n", " ") if inside else "")
-    return kept
+            kept.append(line.removesuffix("\n") if inside else "")
+    if all_crlf:  # as far as read: as `exact.split_lines` decides for a whole file
+        kept = [line.removesuffix("\r") for line in kept]
+    redacted: set[int] = set()
+    for start, end in _merged(ranges):  # each line shown once: marking is not idempotent
+        marked, cut = exact.show_lines(kept[start - 1:end], redact, start)
+        kept[start - 1:start - 1 + len(marked)] = marked
+        redacted |= cut
+    return _Read(kept, redacted)
 
 
 def _windows(targets: list[_Target], around: int, total: int) -> list[tuple[int, int, list[_Target]]]:
@@ -190,14 +240,15 @@ def _file_excerpts(repo_real: str, rel: str, targets: list[_Target], settings: C
     guess = [(max(1, (t.line or 1) - around), (t.line or 1) + around) for t in targets]
     try:
         size = os.path.getsize(path)
-        lines = _read_lines(path, size, guess, redact)
+        read = _read_lines(path, size, guess, redact)
     except OSError as exc:
         out.notes.append(SAY("not_shown", path=rel, why=SAY("unreadable", error=exc.strerror or exc)))
         return
     whole = any(t.wants_whole for t in targets) and size <= settings.whole_file_bytes
-    if lines is None:
+    if read is None:
         out.notes.append(SAY("not_shown", path=rel, why=SAY("binary")))
         return
+    lines = read.lines
     total = len(lines)
     for t in targets:
         if t.line and t.line > total:
@@ -208,6 +259,7 @@ def _file_excerpts(repo_real: str, rel: str, targets: list[_Target], settings: C
             path=rel, start=start, end=end, lines=tuple(_cap(x) for x in lines[start - 1:end]),
             reasons=tuple(dict.fromkeys(t.reason for t in inside)),
             priority=min(t.priority for t in inside), whole_file=whole,
+            redacted=tuple(sorted(n for n in read.redacted if start <= n <= end)),
         ))
 
 
@@ -238,7 +290,7 @@ def gather_context(repo: Path, report: Report, settings: ContextSettings, redact
     `settings.max_bytes` once rendered. `redactor` is a `Redactor` (or any str -> str)."""
     repo_real = os.path.realpath(repo)
     got = _Gathering()
-    targets = _resolve_suffixes(repo_real, _targets(report), got.notes)
+    targets = _resolve_suffixes(repo_real, _targets(report, settings.excerpt_lines), got.notes)
     for rel, file_targets in targets.items():
         _file_excerpts(repo_real, rel, file_targets, settings, redactor, got)
     git_ctx, change, git_notes = _git_context(Path(repo_real), settings, redactor, revision, base_ref,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ci_agent import exact
 from ci_agent.context.values import Context, Excerpt, GitContext
 from ci_agent.redact import fence, sanitize_untrusted
 from ci_agent.render.prose import Prose
@@ -23,8 +24,10 @@ def plain(text: str) -> str:
 def render_excerpt(ex: Excerpt) -> str:
     width = len(str(ex.end))
     body = "\n".join(f"{n:>{width}} | {line}" for n, line in enumerate(ex.lines, ex.start))
+    # The lines are the file's exact text, specials marked (`exact`): not sanitised again here.
     return SAY("excerpt", path=plain(ex.path), whole_file=ex.whole_file, start=ex.start, end=ex.end,
-               reasons=plain("; ".join(ex.reasons)), body=fence(f"{ex.path}:{ex.start}-{ex.end}", body))
+               reasons=plain("; ".join(ex.reasons)), redacted=ex.redacted,
+               body=exact.fence(f"{ex.path}:{ex.start}-{ex.end}", body))
 
 
 def render_diff(git_ctx: GitContext) -> str:

@@ -10,10 +10,11 @@ class Excerpt:
     path: str
     start: int  # first line shown, 1-based
     end: int  # last line shown
-    lines: tuple[str, ...]  # sanitised and redacted
+    lines: tuple[str, ...]  # the file's text, redacted, specials marked (`ci_agent.exact`)
     reasons: tuple[str, ...]
     priority: int  # 0: errors and failing tests; 1: warnings and infos
     whole_file: bool = False
+    redacted: tuple[int, ...] = ()  # lines a secret was cut from: not the file's text
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ def real_seams(settings: Settings, env: Mapping[str, str], redactor: Redactor,
 
     def ask(client: ModelClient, model: ModelSettings, user_text: str, repo: Path,
             check: Callable[[str], list[str]], files: tuple[str, ...]) -> AskResult:
-        tools = RepoTools(repo, settings.context.exclude_globs)
+        tools = RepoTools(repo, settings.context.exclude_globs, redact)
         return ask_for_patch(client, model, user_text, tools, check, files, redact)
 
     def request(model: ModelSettings, user_text: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ci_agent import exact
 from ci_agent.llm.tool_schemas import parameter_types, required_parameters
 from ci_agent.patch.policy import glob_match
 from ci_agent.render.prose import Prose
@@ -35,6 +36,10 @@ SEARCH_LINE_CHARS = 2_000  # longer lines (minified code, data) are skipped by s
 # patterns are refused (a heuristic: it also refuses some harmless ones, like (foo|bar)+).
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}|](?:[^()\\]|\\.)*\)\s*[+*{]")
 _SAY = Prose("tools.md.j2")
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 class ToolError(Exception):
@@ -55,9 +60,13 @@ def _cap(text: str, line_range: bool = False) -> str:
 
 
 class RepoTools:
-    def __init__(self, repo: Path, exclude_globs: Iterable[str] = ()) -> None:
+    def __init__(self, repo: Path, exclude_globs: Iterable[str] = (),
+                 redact: Callable[[str], str] = _unchanged) -> None:
+        """`redact` is applied to file text before special characters are marked, so lines a
+        secret was cut from can be named (the loop redacts every result again)."""
         self.repo = Path(os.path.realpath(repo))
         self.exclude_globs = tuple(exclude_globs)
+        self.redact = redact
 
     # -- path confinement -------------------------------------------------------------------
 
@@ -124,16 +133,19 @@ class RepoTools:
         data = real.read_bytes()
         if b"\x00" in data[:8192]:
             raise ToolError(_SAY("binary", path=rel))
-        lines = data.decode("utf-8", "replace").splitlines()
+        # Lines as git counts them, shown exactly as excerpts show them (`exact`).
+        lines, _ = exact.split_lines(data.decode("utf-8", "replace"))
         first = max(1, start_line or 1)
         last = min(len(lines), end_line or len(lines), first + MAX_READ_LINES - 1)
         if lines and first > len(lines):
             raise ToolError(_SAY("past_the_end", path=rel, lines=len(lines), first=first))
-        body = "".join(f"{n:>6}\t{lines[n - 1]}\n" for n in range(first, last + 1))
+        shown, redacted = exact.show_lines(lines[first - 1:last], self.redact, first)
+        body = "".join(f"{n:>6}\t{line}\n" for n, line in enumerate(shown, first))
         header = _SAY("lines_header", path=rel, first=first, last=last, total=len(lines)) + "\n"
         more = (_SAY("more_lines", count=len(lines) - last, next_line=last + 1) + "\n"
                 if last < len(lines) else "")
-        return _cap(header + body, line_range=True) + more
+        cut = _SAY("redacted_lines", numbers=sorted(redacted)) + "\n" if redacted else ""
+        return _cap(header + body, line_range=True) + more + cut
 
     def search_code(self, pattern: str, glob: str | None = None, regex: bool = False) -> str:
         if not pattern or len(pattern) > MAX_PATTERN:
@@ -155,7 +167,7 @@ class RepoTools:
                 break
             for number, line in _text_lines(full):
                 if len(line) <= SEARCH_LINE_CHARS and matcher.search(line):
-                    hits.append(f"{rel}:{number}: {line.strip()[:300]}\n")
+                    hits.append(f"{rel}:{number}: {self._hit(line)}\n")
                     if len(hits) >= MAX_MATCHES:
                         break
             if len(hits) >= MAX_MATCHES:
@@ -164,6 +176,10 @@ class RepoTools:
         if not hits:
             return _SAY("no_matches", pattern=pattern, glob=glob) + "\n"
         return _cap("".join(hits)) + stopped
+
+    def _hit(self, line: str) -> str:
+        """A matching line redacted, cut to 300 characters, then marked as excerpts are."""
+        return exact.mark(self.redact(line.strip())[:300])
 
     def list_files(self, dir: str | None = None, glob: str | None = None) -> str:
         top, rel_top = self.resolve(dir or ".", want_dir=True)
@@ -218,4 +234,4 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
         return
     if b"\x00" in data[:8192]:
         return
-    yield from enumerate(data.decode("utf-8", "replace").splitlines(), 1)
+    yield from enumerate(exact.split_lines(data.decode("utf-8", "replace"))[0], 1)

@@ -18,6 +18,7 @@ from ci_agent.patch.diff import Patch, Rejection
 from ci_agent.patch.extract import extract_diff, fit_to_repo
 from ci_agent.patch.gates import run_gates
 from ci_agent.patch.invisible import rejections as invisible_rejections
+from ci_agent.patch.markers import unmark_patch
 from ci_agent.patch.parse import PatchParseError, parse_patch
 from ci_agent.patch.policy import hooks_dir_of, police
 from ci_agent.patch.protected import GITLAB_CI, included_files
@@ -116,7 +117,7 @@ def review(answer: str, repo: Path, settings: PatchSettings) -> Verdict:
                                     f"{settings.max_patch_bytes} (patch.max_patch_bytes). Send a "
                                     "minimal patch.")])
     try:
-        patch = parse_patch(extract_diff(answer))
+        patch = unmark_patch(parse_patch(extract_diff(answer)))
     except PatchParseError as exc:
         return _rejected([Rejection("patch.malformed", exc.path, f"The diff could not be read: {exc}. "
                                     "Send a unified diff: `--- a/path`, `+++ b/path`, then hunks "

@@ -4,8 +4,12 @@ invisible payloads hidden in variation selectors or tag characters).
 A bidirectional control makes code read differently from how the compiler reads it; a
 zero-width character makes two identifiers look the same; tag characters and variation
 selectors can carry a whole hidden program. An added line with one is rejected unless the file
-already holds that character (a right-to-left UI string, an emoji sequence in a test), because
-then it is the project's text, not the model's trick.
+already holds that character (an emoji sequence in a test), because then it is the project's
+text, not the model's trick; a bidirectional control only where the hunk edits a line that had it
+(a right-to-left UI string being reworded).
+
+Markers (`⟦U+202E⟧`, `ci_agent.exact`) were turned back into characters before this check
+(`markers.py`), so a model cannot smuggle one in by writing what it was shown.
 """
 
 from __future__ import annotations
@@ -43,18 +47,37 @@ def _hidden_in(text: str) -> set[str]:
     return {c for c in text if ord(c) in HIDDEN}
 
 
+def _added_with_allowed(fp: FilePatch, before: str | None) -> list[tuple[lines.Line, set[str]]]:
+    """Each added line (numbered as in the new file) with the hidden characters it may carry:
+    an invisible character the file already holds; a bidirectional control only when a line
+    the same hunk removes had it (the line being edited), since one anywhere else in the file
+    could reorder how this line reads."""
+    in_file = {c for c in _hidden_in(before or "") if ord(c) not in _BIDI}
+    out: list[tuple[lines.Line, set[str]]] = []
+    for hunk in fp.hunks:
+        edited = {c for line in hunk.lines if line[:1] == "-" for c in _hidden_in(line) if ord(c) in _BIDI}
+        number = hunk.new_start
+        for line in hunk.lines:
+            if line[:1] == "+":
+                out.append((lines.Line(number, line[1:].rstrip("\r")), in_file | edited))
+            if line[:1] in ("+", " "):
+                number += 1
+    return out
+
+
 def file_rejections(fp: FilePatch, before: str | None) -> list[Rejection]:
-    """The first added line of `fp` with a hidden character its pre-image `before` lacks."""
-    known = _hidden_in(before or "")
-    for line in lines.added(fp):
+    """The first added line of `fp` with a hidden character it may not add (`before`: the
+    file's current text, None for a new file)."""
+    for line, allowed in _added_with_allowed(fp, before):
         number, text = line.number, line.text
         bom = text[:1] == "\ufeff" and number == 1  # a byte-order mark is allowed where it belongs
-        new = sorted(_hidden_in(text[1:] if bom else text) - known)
+        new = sorted(_hidden_in(text[1:] if bom else text) - allowed)
         if new:
             kind = "bidirectional control" if ord(new[0]) in _BIDI else "invisible character"
             names = ", ".join(_name(c) for c in new[:3])
+            where = "the line it replaces" if ord(new[0]) in _BIDI else f"`{fp.path}`"
             return [Rejection("text.invisible", fp.path, f"Line {number} of `{fp.path}` adds a {kind} "
-                              f"({names}) that `{fp.path}` does not already contain. Such characters "
+                              f"({names}) that {where} does not already contain. Such characters "
                               "make code read differently from how it runs. Remove it; if the text "
                               "really needs one, write it as an escape sequence (e.g. `\\u202e`).")]
     return []

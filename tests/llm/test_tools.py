@@ -10,6 +10,7 @@ import pytest
 
 from ci_agent.llm import tools as tools_module
 from ci_agent.llm.tools import MAX_LIST_ENTRIES, MAX_MATCHES, MAX_READ_LINES, RepoTools, ToolError
+from ci_agent.redact import Redactor
 
 
 @pytest.fixture
@@ -146,3 +147,31 @@ def test_call_validates_arguments(tools: RepoTools) -> None:
         tools.call("search_code", {})
     with pytest.raises(ToolError, match="no tool named 'write_file'"):
         tools.call("write_file", {})
+
+
+def test_read_file_shows_exact_text_with_specials_marked(repo: Path, tools: RepoTools) -> None:
+    """Issue 15: read_file passed U+202E and HTML comments on unmarked; now it shows what an
+    excerpt shows (`ci_agent.exact`): the text exactly, each special character as a marker."""
+    (repo / "src" / "trojan.py").write_text(
+        "\ufeff# <!-- hidden? no -->\naccess = 'user\u202e \u2066# admin\u2069'\r\nlast\u2028same line\n",
+        encoding="utf-8")
+    assert tools.read_file("src/trojan.py") == (
+        "src/trojan.py (lines 1-3 of 3)\n"
+        "     1\t\u27e6U+FEFF\u27e7# <!-- hidden? no -->\n"
+        "     2\taccess = 'user\u27e6U+202E\u27e7 \u27e6U+2066\u27e7# admin\u27e6U+2069\u27e7'"
+        "\u27e6U+000D\u27e7\n"  # a CR in a file whose other lines end in LF alone
+        "     3\tlast\u27e6U+2028\u27e7same line\n"  # one line to git, so one line here (was two)
+    )
+    hit = tools.search_code("admin")
+    assert hit == ("src/trojan.py:2: access = 'user\u27e6U+202E\u27e7 \u27e6U+2066\u27e7# admin"
+                   "\u27e6U+2069\u27e7'\n")
+
+
+def test_read_file_names_the_lines_a_secret_was_cut_from(repo: Path) -> None:
+    canary = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    (repo / "src" / "conf.py").write_text(f"URL = 'x'\nTOKEN = '{canary}'\nB = 2\n", encoding="utf-8")
+    tools = RepoTools(repo, redact=Redactor.from_environ({}))
+    out = tools.read_file("src/conf.py")
+    assert canary not in out and "     2\tTOKEN = '[REDACTED:" in out
+    assert out.endswith("[line 2: a secret replaced by [REDACTED:...], so not the file's text; "
+                        "do not use it as diff context]\n")
