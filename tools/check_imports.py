@@ -27,7 +27,7 @@ LAYERS: dict[str, int] = {
     # 1: reading tool output
     "parsers": 1,
     # 2: the report and its renderings; reading the input files into it
-    "distill": 2, "render": 2, "inputs": 2,
+    "distill": 2, "render": 2, "inputs": 2, "cluster": 2,
     # 3: checking and running what the model wrote; what the model is shown
     "patch": 3, "sandbox": 3, "sandbox_fs": 3, "verify_check": 3, "context": 3,
     # 4: talking to Claude

@@ -1,7 +1,8 @@
 """`--output json`: the stable report of DESIGN.md §4.1 (schema `ci-agent/report@1`).
 
 Nothing is dropped here: every unique diagnostic, every failed test with all its project
-frames and its full message. Keys and types are exactly those of the contract and of
+frames and its full message, and every cluster of failures by cause (ci_agent/cluster.py) with
+all its members, as indices into `tests.failures`. Keys and types are exactly those of the contract and of
 `ci_agent/schemas/report-v1.json`.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ci_agent.cluster import cluster_failures
 from ci_agent.report import Report
 
 SCHEMA_ID = "ci-agent/report@1"
@@ -48,6 +50,17 @@ def report_dict(report: Report, llm_bytes: int) -> dict[str, Any]:
                     "line": f.line,
                 }
                 for f in report.failures
+            ],
+            "clusters": [
+                {
+                    "id": c.id,
+                    "outcome": c.key.outcome,
+                    "message": c.key.message,
+                    "frame": c.key.frame,
+                    "count": c.size,
+                    "members": list(c.indices),
+                }
+                for c in cluster_failures(report.failures)
             ],
         },
         "run_errors": [{"source": e.source, "message": e.message} for e in report.run_errors],

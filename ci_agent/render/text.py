@@ -9,7 +9,9 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
+from ci_agent.cluster import FailureCluster, cluster_failures, cluster_sizes, without_test_prefix
 from ci_agent.render.budget import Section, clean, fit, shorten
 from ci_agent.render.shown_paths import as_shown_to_model
 from ci_agent.report import Report, ReportDiagnostic, ReportFailure, Severity
@@ -23,7 +25,7 @@ DETAIL_LINES = 6
 FAILURE_MESSAGE_CHARS = 600
 FAILURE_MESSAGE_LINES = 8
 MAX_LISTED_SOURCES = 5
-MAX_SAME_NAMES = 10
+CLUSTER_EXAMPLES = 2  # tests named for a cluster; the JSON report lists every member
 MAX_GROUP_FILES = 12  # files listed under one grouped message; the rest are counted
 
 _NOUNS = {Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO: "notes"}
@@ -45,10 +47,14 @@ def summary_line(report: Report) -> str:
     return ", ".join(parts)
 
 
-def failure_count(report: Report) -> str:
-    """`7`, or `486 unique of 682` when identical failures (same test, same failure) were folded."""
+def failure_count(report: Report, clusters: Sequence[FailureCluster] = ()) -> str:
+    """`7`, or `486 unique of 682` when identical failures (same test, same failure) were folded,
+    then `in 3 clusters` when fewer causes than failures were found (ci_agent/cluster.py)."""
     n = len(report.failures)
-    return str(n) if report.counts.failed in (0, n) else f"{n} unique of {report.counts.failed}"
+    text = str(n) if report.counts.failed in (0, n) else f"{n} unique of {report.counts.failed}"
+    if 0 < len(clusters) < n:
+        text += f" in {plural(len(clusters), 'cluster')}"
+    return text
 
 
 def location(diag: ReportDiagnostic) -> str:
@@ -183,34 +189,48 @@ def _diagnostic_group_text(group: Sequence[ReportDiagnostic]) -> str:
     return text
 
 
-def group_failures(failures: Sequence[ReportFailure]) -> list[list[ReportFailure]]:
-    """Failures with the same outcome, message and frames (one root cause), in first-seen order."""
-    groups: dict[tuple[object, ...], list[ReportFailure]] = {}
-    for f in failures:
-        # Without a message or frames there is nothing to say two failures share.
-        key = (f.outcome, f.message, f.frames) if (f.message or f.frames) else (f.name, id(f))
-        groups.setdefault(key, []).append(f)
-    return list(groups.values())
-
-
 def _llm_failures(report: Report) -> Section:
-    groups = group_failures(report.failures)
-    items = [_llm_failure(group[0], [f.name for f in group[1:]]) for group in groups]
-    return Section(f"\nFAILED TESTS ({failure_count(report)})\n", items, "failed tests",
-                   [len(group) for group in groups])
+    clusters = cluster_failures(report.failures)
+    items = [_llm_failure(c.example) if c.size == 1 else _llm_cluster(c) for c in clusters]
+    return Section(f"\nFAILED TESTS ({failure_count(report, clusters)})\n", items, "failed tests",
+                   cluster_sizes(clusters))
 
 
-def _llm_failure(failure: ReportFailure, same_as: Sequence[str] = ()) -> str:
-    lines = [f"- {_failure_header(failure)}"]
+def _llm_failure(failure: ReportFailure) -> str:
+    return "\n".join([f"- {_failure_header(failure)}", *_failure_body(failure)]) + "\n"
+
+
+def _llm_cluster(cluster: FailureCluster) -> str:
+    """A cause shared by several tests: counted, two of them named, the first one's failure shown
+    down to the frames they share."""
+    body = _failure_body(cluster_example(cluster))
+    return "\n".join([f"- {cluster_heading(cluster)}", *body]) + "\n"
+
+
+def cluster_example(cluster: FailureCluster) -> ReportFailure:
+    """What is shown of a cluster: the first member's message without MSTest's `Test method X
+    threw exception:` (the test's name again), and the frames all members share."""
+    example = cluster.example
+    return replace(example, message=without_test_prefix(example.message), frames=cluster.shared_frames)
+
+
+def cluster_heading(cluster: FailureCluster) -> str:
+    """`70 tests fail like this: A, B and 68 more`; the first one's failure is shown below."""
+    outcome = cluster.example.outcome.value
+    kind = "" if outcome == "failed" else f" ({outcome})"
+    names = ", ".join(clean(f.name) for f in cluster.failures[:CLUSTER_EXAMPLES])
+    more = cluster.size - CLUSTER_EXAMPLES
+    return f"{cluster.size} tests{kind} fail like this: {names}" + (
+        f" and {more} more" if more > 0 else "")
+
+
+def _failure_body(failure: ReportFailure) -> list[str]:
+    lines: list[str] = []
     if failure.message:
         message = shorten(clean(failure.message), FAILURE_MESSAGE_CHARS, FAILURE_MESSAGE_LINES)
         lines.extend("    " + line for line in message.split("\n"))
     lines.extend("    " + frame for frame in _frames_text(failure))
-    if same_as:
-        names = ", ".join(clean(n) for n in same_as[:MAX_SAME_NAMES])
-        more = f" and {len(same_as) - MAX_SAME_NAMES} more" if len(same_as) > MAX_SAME_NAMES else ""
-        lines.append(f"    same message and frames in {len(same_as)} more tests: {names}{more}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 # --------------------------------------------------------------------------- markdown
@@ -254,8 +274,7 @@ def render_markdown(report: Report, max_bytes: int = DEFAULT_MARKDOWN_BYTES) -> 
         Section("\n### Run errors\n\n", [f"- {md_code(e.source)}: {md_text(e.message)}\n"
                                          for e in report.run_errors], "run errors"),
         _md_diagnostics(report, Severity.ERROR),
-        Section(f"\n### Failed tests ({failure_count(report)})\n\n",
-                [_md_failure(f) for f in report.failures], "failed tests"),
+        _md_failures(report),
         _md_diagnostics(report, Severity.WARNING),
         _md_diagnostics(report, Severity.INFO),
     ]
@@ -275,13 +294,28 @@ def _md_diagnostics(report: Report, severity: Severity) -> Section:
     return Section(f"\n### {noun.capitalize()} ({len(items)} unique)\n\n", items, noun)
 
 
-def _md_failure(failure: ReportFailure) -> str:
-    summary = html.escape(_failure_header(failure), quote=False).replace("@", "@\u200b")
+def _md_failures(report: Report) -> Section:
+    clusters = cluster_failures(report.failures)
+    items = [_md_failure(c.example) if c.size == 1 else _md_cluster(c) for c in clusters]
+    return Section(f"\n### Failed tests ({failure_count(report, clusters)})\n\n", items,
+                   "failed tests", cluster_sizes(clusters))
+
+
+def _md_failure(failure: ReportFailure, summary: str | None = None, note: str = "") -> str:
+    title = _failure_header(failure) if summary is None else summary
+    summary_html = html.escape(title, quote=False).replace("@", "@\u200b")
     body = []
     if failure.message:
         body.append(shorten(clean(failure.message), FAILURE_MESSAGE_CHARS, FAILURE_MESSAGE_LINES))
     body.extend(_frames_text(failure))
-    text = f"<details><summary><code>{summary}</code></summary>\n\n"
+    text = f"<details><summary><code>{summary_html}</code></summary>\n\n"
     if body:
         text += md_block("\n".join(body))
-    return text + "\n</details>\n"
+    return text + note + "\n</details>\n"
+
+
+def _md_cluster(cluster: FailureCluster) -> str:
+    """One cause shared by several tests, shown once: counted, two named, the first one's failure."""
+    example = cluster_example(cluster)
+    note = f"\nCluster {md_code(cluster.id)}: the JSON report lists all {cluster.size} tests.\n"
+    return _md_failure(example, clean(cluster_heading(cluster)), note)

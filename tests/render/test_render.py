@@ -44,8 +44,10 @@ def _diag(i: int, severity: Severity = Severity.ERROR, message: str | None = Non
 
 
 def _failure(i: int, frames: int = 2) -> ReportFailure:
+    """Failure i fails at a line of its own: a cause of its own (ci_agent/cluster.py)."""
     return ReportFailure(f"Ns.Tests.T.Case{i}", Outcome.FAILED, f"Expected {i} but was {i + 1}",
-                         tuple(f"at Ns.C.M{j}() in src/C.cs:line {j}" for j in range(frames)), "src/C.cs", 1)
+                         tuple(f"at Ns.C.M{j}() in src/C.cs:line {100 * i + j}" for j in range(frames)),
+                         "src/C.cs", 1)
 
 
 def _report(errors: int = 0, warnings: int = 0, failures: int = 0, run_errors: int = 0) -> Report:
@@ -165,7 +167,7 @@ def test_json_keys_are_exactly_the_contract() -> None:
     assert list(data) == ["schema", "sources", "diagnostics", "tests", "run_errors", "stats"]
     assert list(data["diagnostics"][0]) == ["severity", "file", "line", "column", "code", "message",
                                             "project", "origin", "in_repo"]
-    assert list(data["tests"]) == ["total", "passed", "failed", "skipped", "failures"]
+    assert list(data["tests"]) == ["total", "passed", "failed", "skipped", "failures", "clusters"]
     assert list(data["tests"]["failures"][0]) == ["name", "outcome", "message", "frames", "file", "line"]
     assert list(data["stats"]) == ["input_bytes", "printed_diagnostics", "unique_diagnostics", "llm_bytes"]
 
@@ -305,8 +307,10 @@ def test_failures_with_one_root_cause_are_grouped_in_the_llm_text() -> None:
     report = Report((), (), TestCounts(12, 0, 12, 0), same, (), 0, 0)
     text = render_llm(report)
     assert text.count("config missing") == 1
-    assert "same message and frames in 11 more tests: Ns.T.Case1, " in text
-    assert "Ns.T.Case10 and 1 more" in text and "Ns.T.Case11" not in text
+    # Issue 15: a cluster is counted and two of its tests named (the JSON report has all twelve).
+    assert "FAILED TESTS (12 in 1 cluster)" in text
+    assert "- 12 tests fail like this: Ns.T.Case0, Ns.T.Case1 and 10 more\n" in text
+    assert "Ns.T.Case2" not in text
     # When the group does not fit, the omission line counts tests, not groups. (At 1200 bytes the
     # group fits: each section is granted room for its first items before errors take the rest.)
     errors = tuple(_diag(i) for i in range(40))
@@ -334,8 +338,8 @@ def test_budget_property(messages: list[str], failures: list[str], budget: int) 
     shown, omitted = _shown_and_omitted(llm, "errors", r"^src/F\d+\.cs\(\d+,3\): error ")
     assert shown + omitted == errors
     shown, omitted = _shown_and_omitted(llm, "failed tests", r"^- T\.C\d+")
-    grouped = sum(int(n) for n in re.findall(r"^    same message and frames in (\d+) more tests", llm, re.M))
-    assert shown + grouped + omitted == len(fails)
+    clustered = sum(int(n) for n in re.findall(r"^- (\d+) tests fail like this: ", llm, re.M))
+    assert shown + clustered + omitted == len(fails)
 
 
 def test_lone_surrogates_from_undecodable_input_do_not_break_rendering() -> None:
