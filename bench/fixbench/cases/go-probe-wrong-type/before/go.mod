@@ -1,0 +1,3 @@
+module example.com/uptime
+
+go 1.19
