@@ -7,6 +7,7 @@ well-formedness test. The format is `bench/fixbench/README.md` ("Case format").
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -123,6 +124,19 @@ def load_case(root: Path) -> Case:
         return parse_case(root, data)
     except CaseError as exc:
         raise CaseError(f"{root.name}: {exc}") from exc
+
+
+def digest_of(paths: list[Path], root: Path) -> str:
+    """sha256 over the files' names (relative to root) and bytes: a row measured for this exact
+    input can be reused (run.py --reuse)."""
+    sha = hashlib.sha256()
+    for path in sorted(paths):
+        sha.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return sha.hexdigest()[:16]
+
+
+def case_digest(case: Case) -> str:
+    return digest_of([path for path in case.root.rglob("*") if path.is_file()], case.root)
 
 
 def committed_cases(cases_dir: Path = CASES_DIR) -> list[Path]:

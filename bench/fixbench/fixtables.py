@@ -92,8 +92,10 @@ def _case_table(result: dict[str, Any], baseline: dict[str, Any] | None) -> list
     live = any(row.get("live") for row in result["cases"])
     head = ["case", "breakage", "request bytes", "tokens (est.)", "context recall"]
     if baseline:
-        head.append(f"recall ({baseline['label']})")
+        head += [f"bytes ({baseline['label']})", f"recall ({baseline['label']})"]
     head += ["fix files shown", "fix files excerpted"]
+    if baseline:
+        head.append(f"excerpted ({baseline['label']})")
     if live:
         head += ["fixed", "attempts", "tokens in/out", "cost USD", "wall s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -103,9 +105,12 @@ def _case_table(result: dict[str, Any], baseline: dict[str, Any] | None) -> list
             continue
         cells = [row["id"], row["breakage"], str(row["request_bytes"]), str(row["tokens_est"]),
                  _recall_text(row)]
+        prior = before.get(row["id"])
         if baseline:
-            cells.append(_recall_text(before[row["id"]]) if row["id"] in before else "–")
+            cells += [str(prior.get("request_bytes", "–")), _recall_text(prior)] if prior else ["–", "–"]
         cells += [_yes(row["fix_files_shown"]), _yes(row["fix_files_excerpted"])]
+        if baseline:
+            cells.append(_yes(prior["fix_files_excerpted"]) if prior and "error" not in prior else "–")
         if live and row.get("live"):
             run = row["live"]
             cost = "?" if run["cost_usd"] is None else f"{run['cost_usd']:.4f}"
@@ -124,8 +129,10 @@ def _totals_table(result: dict[str, Any], baseline: dict[str, Any] | None) -> li
     head = ["ecosystem", "cases", "mean request bytes", "mean tokens (est.)", "context recall (lines)",
             "mean case recall"]
     if baseline:
-        head.append(f"recall ({baseline['label']})")
+        head += [f"bytes ({baseline['label']})", f"recall ({baseline['label']})"]
     head += ["all fix files shown", "all fix files excerpted"]
+    if baseline:
+        head.append(f"excerpted ({baseline['label']})")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, group in result["totals"].items():
         if name == "report_only":
@@ -134,11 +141,14 @@ def _totals_table(result: dict[str, Any], baseline: dict[str, Any] | None) -> li
                  str(group["mean_request_bytes"]), str(group["mean_tokens_est"]),
                  f"{_pct(group['recall'])} ({group['shown']}/{group['targets']})",
                  _pct(group["mean_case_recall"])]
+        prior = old.get(name)
         if baseline:
-            prior = old.get(name)
-            cells.append(f"{_pct(prior['recall'])} ({prior['shown']}/{prior['targets']})" if prior else "–")
+            cells += [str(prior["mean_request_bytes"]), f"{_pct(prior['recall'])} ({prior['shown']}/"
+                      f"{prior['targets']})"] if prior else ["–", "–"]
         cells += [f"{group['fix_files_shown']}/{group['cases']}",
                   f"{group['fix_files_excerpted']}/{group['cases']}"]
+        if baseline:
+            cells.append(f"{prior['fix_files_excerpted']}/{prior['cases']}" if prior else "–")
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -157,14 +167,19 @@ def _live_table(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _report_only_table(rows: Sequence[Row]) -> list[str]:
-    lines = ["| .NET log (report only) | request bytes | tokens (est.) |", "|---|---|---|"]
+def _report_only_table(rows: Sequence[Row], baseline: dict[str, Any] | None) -> list[str]:
+    before = {row["id"]: row for row in (baseline or {}).get("report_only", [])}
+    label = f" | bytes ({baseline['label']})" if baseline else ""
+    lines = [f"| .NET log (report only) | request bytes | tokens (est.){label} |",
+             "|---|---|---|" + ("---|" if baseline else "")]
     for row in rows:
+        prior = str(before.get(row["id"], {}).get("request_bytes", "–")) if baseline else None
         if "request_bytes" not in row:
             why = str(row.get("error") or row.get("note") or "")
-            lines.append(f"| {row['id']} | {why[:80]} | |")
+            cells = [row["id"], why[:80], ""]
         else:
-            lines.append(f"| {row['id']} | {row['request_bytes']} | {row['tokens_est']} |")
+            cells = [row["id"], str(row["request_bytes"]), str(row["tokens_est"])]
+        lines.append("| " + " | ".join([*cells, *([prior] if prior is not None else [])]) + " |")
     return lines
 
 
@@ -175,7 +190,9 @@ def markdown(result: dict[str, Any], baseline: dict[str, Any] | None = None) -> 
         parts += ["", *_live_table(result)]
     if result.get("report_only"):
         ro = result["totals"]["report_only"]
-        parts += ["", *_report_only_table(result["report_only"]),
+        prior = (baseline or {}).get("totals", {}).get("report_only")
+        mean_before = f" {prior['mean_request_bytes']} |" if prior else (" – |" if baseline else "")
+        parts += ["", *_report_only_table(result["report_only"], baseline),
                   f"| **mean of {ro['measured']} requests** | {ro['mean_request_bytes']} | "
-                  f"{ro['mean_tokens_est']} |"]
+                  f"{ro['mean_tokens_est']} |{mean_before}"]
     return "\n".join(parts) + "\n"

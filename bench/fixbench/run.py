@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fixmetrics
 import fixtables
-from fixcase import CASES_DIR, Case, CaseError, committed_cases, load_case
+from fixcase import CASES_DIR, Case, CaseError, case_digest, committed_cases, digest_of, load_case
 from fixlive import price_of, run_live
 from fixrequest import (
     build_plain_repo,
@@ -78,8 +78,21 @@ def case_inputs(case: Case) -> dict[str, list[Path]]:
     return {kind: case.output_files(kind) for kind in case.outputs}
 
 
+def _reusable(args: argparse.Namespace, kind: str, row_id: str, digest: str) -> dict[str, Any] | None:
+    """The --reuse file's row for exactly this input, measured without error (and not live)."""
+    for row in (args.reused or {}).get(kind, []):
+        if row.get("id") == row_id and row.get("digest") == digest and "error" not in row:
+            return {**row, "reused": True}
+    return None
+
+
 def run_case(case: Case, args: argparse.Namespace) -> dict[str, Any]:
-    row: dict[str, Any] = {"id": case.id, "ecosystem": case.ecosystem, "breakage": case.breakage}
+    digest = case_digest(case)
+    reused = None if args.live else _reusable(args, "cases", case.id, digest)
+    if reused is not None:
+        return reused
+    row: dict[str, Any] = {"id": case.id, "ecosystem": case.ecosystem, "breakage": case.breakage,
+                           "digest": digest}
     with tempfile.TemporaryDirectory(prefix=f"fixbench-{case.id}-") as tmp:
         work = Path(tmp)
         build_repo(case, work / "repo")
@@ -100,7 +113,11 @@ def run_case(case: Case, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_report_only(log: Path, args: argparse.Namespace) -> dict[str, Any]:
-    row: dict[str, Any] = {"id": log.name, "ecosystem": "dotnet", "breakage": "report-only"}
+    digest = digest_of([log], log.parent)
+    reused = _reusable(args, "report_only", log.name, digest)
+    if reused is not None:
+        return reused
+    row: dict[str, Any] = {"id": log.name, "ecosystem": "dotnet", "breakage": "report-only", "digest": digest}
     with tempfile.TemporaryDirectory(prefix="fixbench-dotnet-") as tmp:
         work = Path(tmp)
         build_plain_repo(work / "repo")
@@ -154,6 +171,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=OUT, help=f"JSON folder (default {OUT})")
     parser.add_argument("--markdown", type=Path, help="write the tables here instead of stdout")
     parser.add_argument("--baseline", type=Path, help="an earlier JSON: adds its recall beside ours")
+    parser.add_argument("--reuse", type=Path, help="an earlier JSON of the SAME checkout: its rows for "
+                        "unchanged cases and logs are taken instead of re-measured (requests are "
+                        "deterministic)")
     parser.add_argument("--update-benchmarks", action="store_true",
                         help="also rewrite the generated fixbench tables of BENCHMARKS.md")
     parser.add_argument("--dotnet-logs", type=Path, default=DOTNET_LOGS, help="report-only logs folder")
@@ -174,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.live and not os.environ.get("ANTHROPIC_API_KEY"):
         print("--live needs ANTHROPIC_API_KEY (the offline metrics need no key)", file=sys.stderr)
+        return 2
+    args.reused = json.loads(args.reuse.read_text(encoding="utf-8")) if args.reuse else None
+    if args.reused is not None and args.reused.get("checkout") != checkout_of(args.python):
+        print(f"--reuse: {args.reuse} was measured with another checkout", file=sys.stderr)
         return 2
     try:
         cases = _select(args.cases)

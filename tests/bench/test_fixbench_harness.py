@@ -118,3 +118,15 @@ def test_update_benchmarks_rewrites_only_between_the_markers(tmp_path: Path) -> 
     page.write_text("no markers\n")
     with pytest.raises(SystemExit, match="lacks the markers"):
         fixbench_run.update_benchmarks(page, "x")
+
+
+def test_reuse_takes_the_earlier_row_only_for_the_same_input(tmp_path: Path) -> None:
+    case = load_case(CASES_DIR / LIVE_CASE)
+    earlier = {"id": case.id, "digest": fixbench_run.case_digest(case), "recall": 0.5}
+    # an interpreter that cannot run: a row that is not reused would fail to measure
+    args = fixbench_run.parse_args([LIVE_CASE, "--python", str(tmp_path / "no-python")])
+    args.reused = {"cases": [earlier]}
+    assert fixbench_run.run_case(case, args) == {**earlier, "reused": True}
+    args.reused = {"cases": [{**earlier, "digest": "0" * 16}]}  # the case changed since
+    with pytest.raises(FileNotFoundError):
+        fixbench_run.run_case(case, args)
