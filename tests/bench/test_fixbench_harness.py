@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import run as fixbench_run
-from fixcase import CASES_DIR, load_case
+from fixcase import CASES_DIR, case_digest, load_case
 
 from tests.fakes.anthropic_fake import AnthropicFake
 from tests.scenarios import model_scripts as model
@@ -122,7 +122,7 @@ def test_update_benchmarks_rewrites_only_between_the_markers(tmp_path: Path) -> 
 
 def test_reuse_takes_the_earlier_row_only_for_the_same_input(tmp_path: Path) -> None:
     case = load_case(CASES_DIR / LIVE_CASE)
-    earlier = {"id": case.id, "digest": fixbench_run.case_digest(case), "recall": 0.5}
+    earlier = {"id": case.id, "digest": case_digest(case), "recall": 0.5}
     # an interpreter that cannot run: a row that is not reused would fail to measure
     args = fixbench_run.parse_args([LIVE_CASE, "--python", str(tmp_path / "no-python")])
     args.reused = {"cases": [earlier]}
