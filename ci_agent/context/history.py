@@ -263,7 +263,8 @@ def format_listing(files: Sequence[Ranked], limit: int) -> str:
 
 def bound_change(change: Change, limit: int) -> Shown:
     """The change's messages, file list and diff within about `limit` bytes once rendered:
-    whole hunks, best-ranked files first; every file with a hunk left out is named in `cut`."""
+    whole hunks, best-ranked files first; every file with a hunk left out is named in `cut`. The
+    file list is left out when the change is one file shown whole."""
     messages = format_messages(change.messages, change.commits, min(MESSAGES_BYTES, limit // 4))
     room = limit - _SECTION_OVERHEAD - len(messages.encode())
     listing_room = room if change.summary_only else min(LISTING_BYTES, room // 3)
@@ -286,7 +287,8 @@ def bound_change(change: Change, limit: int) -> Shown:
             budget -= len(header.encode())
         elif kept:
             shown.append(header + "".join(kept))
-        if len(kept) < len(hunks):
+        if len(kept) < len(hunks) or (not hunks and header not in shown):
             cut.append(f"{r.file.shown} ({len(hunks) - len(kept)} of {len(hunks)} hunks)" if kept
                        else r.file.shown)
-    return Shown(messages, listing, "".join(shown), tuple(cut))
+    # One file shown whole: its diff says all the list would.
+    return Shown(messages, listing if cut or len(change.files) > 1 else "", "".join(shown), tuple(cut))

@@ -165,7 +165,8 @@ def test_logs_lock_files_and_generated_files_are_named_not_shown(tmp_path: Path)
     ctx = gather_context(repo, gcc_report(repo, "app.c"), ContextSettings(), NO_ENV)
     git_ctx = ctx.git
     assert git_ctx is not None and git_ctx.diff is not None
-    assert listing_paths(git_ctx.listing) == ["app.c"]
+    assert re.findall(r"(?m)^diff --git .*$", git_ctx.diff) == ["diff --git a/app.c b/app.c"]
+    assert git_ctx.listing == ""  # one file shown whole: no list repeating the diff
     for name, why in [("ci-output.log", "log or test results"), ("web/package-lock.json", "lock file"),
                       ("node_modules/left-pad/index.js", "vendored"),
                       ("Game/obj/Debug/Game.AssemblyInfo.cs", "build output"),
