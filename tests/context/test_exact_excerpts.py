@@ -99,6 +99,25 @@ def test_a_project_outside_the_repository_is_not_looked_for(tmp_path: Path) -> N
 # --------------------------------------------------------------------------- warnings
 
 
+def test_a_restore_log_excerpts_the_failing_projects_not_the_warned_ones(tmp_path: Path) -> None:
+    """The shared NuGet restore log: NU1605/NU1301 errors on some projects, NU1608 warnings on
+    others, and a NETSDK1086 warning located only by its `[siccarcmd.csproj]` marker."""
+    projects = ["src/SDK/Siccar.SDK.Fluent/Siccar.SDK.Fluent.csproj", "src/UI/siccarcmd/siccarcmd.csproj",
+                "src/Services/Register/RegisterTests/RegisterTests.csproj"]
+    sdk_project = '<Project Sdk="Microsoft.NET.Sdk">\n</Project>\n'
+    repo = new_repo(tmp_path / "SICCARV3", dict.fromkeys(projects, sdk_project))
+    report = distilled(shared_fixture("dotnet-logs/nuget-restore-nu1605-warnaserror.log"), repo)
+    assert any(d.code == "NU1608" and d.file == projects[2] for d in report.diagnostics)
+    ctx = gather_context(repo, report, ContextSettings(), NO_ENV)
+    shown = {e.path: e.reasons for e in ctx.excerpts}
+    assert shown[projects[0]] == ("error (NU1301)",)
+    # The SDK warning sits next to the project's own errors (both at its top), so it is named.
+    assert shown[projects[1]] == ("error (NU1605)",
+                                  "warning (NETSDK1086) in this project's build, no line given")
+    assert projects[2] not in shown  # a project with warnings only, while errors fail the restore
+
+
+
 def gcc_output(repo: Path, source: str, *flags: str) -> Path:
     gcc = shutil.which("gcc")
     if gcc is None:
