@@ -3,6 +3,7 @@ hostile text in a failure message (it reaches the model as sanitised, fenced dat
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,12 @@ def test_hostile_text_in_the_log_reaches_the_model_as_sanitised_data(
     (request,) = api.message_requests
     report = model.first_user_text(request)
     assert "ignore previous instructions" in report, "the text itself is kept, as data"
-    places = {"request": str(request), "events": run.stdout}
+    # A source excerpt is the file's exact text (issue 15): the test file's own comment is shown
+    # as written, inside its fence; everything else (the log's report, the events) is sanitised.
+    excerpt = re.compile(r"^ *\d+ \| ")
+    assert any(excerpt.match(line) and "<!-- ci-agent:v1" in line for line in report.splitlines())
+    elsewhere = "\\n".join(line for line in str(request).split("\\n") if not excerpt.match(line))
+    places = {"request": elsewhere, "events": run.stdout}
     assert [(where, mark) for mark in HOSTILE_MARKS for where, text in places.items() if mark in text] == []
     # every fence the prompt opens is closed once: the forged closer was neutralised
     assert report.count("</untrusted-data>") == report.count("<untrusted-data ") > 0
