@@ -156,6 +156,7 @@ class RepoTools:
             matcher = re.compile(pattern if regex else re.escape(pattern))
         except re.error as error:
             raise ToolError(_SAY("bad_regex", error=error)) from error
+        marked = exact.OPEN in pattern
         deadline = time.monotonic() + SEARCH_SECONDS
         hits: list[str] = []
         stopped = ""
@@ -166,7 +167,9 @@ class RepoTools:
                 stopped = _SAY("search_stopped", seconds=SEARCH_SECONDS) + "\n"
                 break
             for number, line in _text_lines(full):
-                if len(line) <= SEARCH_LINE_CHARS and matcher.search(line):
+                # (a pattern with a marker, copied from what the model was shown, finds its line)
+                if len(line) <= SEARCH_LINE_CHARS and (matcher.search(line) or (
+                        marked and matcher.search(exact.mark(line)))):
                     hits.append(f"{rel}:{number}: {self._hit(line)}\n")
                     if len(hits) >= MAX_MATCHES:
                         break

@@ -162,6 +162,7 @@ def test_read_file_shows_exact_text_with_specials_marked(repo: Path, tools: Repo
         "\u27e6U+000D\u27e7\n"  # a CR in a file whose other lines end in LF alone
         "     3\tlast\u27e6U+2028\u27e7same line\n"  # one line to git, so one line here (was two)
     )
+    assert tools.search_code("user\u27e6U+202E\u27e7") == tools.search_code("admin")  # as shown
     hit = tools.search_code("admin")
     assert hit == ("src/trojan.py:2: access = 'user\u27e6U+202E\u27e7 \u27e6U+2066\u27e7# admin"
                    "\u27e6U+2069\u27e7'\n")
