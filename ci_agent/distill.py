@@ -25,6 +25,7 @@ from ci_agent.paths import (
 )
 from ci_agent.report import (
     Diagnostic,
+    LogTail,
     ParseResult,
     Report,
     ReportDiagnostic,
@@ -257,6 +258,7 @@ def distill(inputs: Sequence[Input], repo_root: str | None,
             failure = report_failure(case, paths, item.source.path)
             failures.setdefault((failure.name, failure.outcome, failure.message, failure.frames), failure)
     run_errors = [error for item in inputs for error in item.result.run_errors]
+    tails = tuple(LogTail(item.source.path, tuple(item.result.tail)) for item in inputs if item.result.tail)
     return Report(
         sources=tuple(item.source for item in inputs),
         diagnostics=tuple(diagnostics),
@@ -266,4 +268,5 @@ def distill(inputs: Sequence[Input], repo_root: str | None,
         input_bytes=sum(item.source.bytes for item in inputs),
         printed_diagnostics=sum(item.result.printed_diagnostics for item in inputs),
         repo_root=repo_root,
+        log_tails=tails,
     )

@@ -110,6 +110,14 @@ class RunError:
 
 
 @dataclass(frozen=True, slots=True)
+class LogTail:
+    """The last lines of an input log that yielded no diagnostic and no failed test."""
+
+    source: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class SourceInfo:
     path: str
     format: str
@@ -132,6 +140,9 @@ class ParseResult:
     run_errors: list[RunError] = field(default_factory=list)
     printed_diagnostics: int = 0
     notes: list[str] = field(default_factory=list)
+    # The last lines of a log in which no parser found a diagnostic or a failed test
+    # (ci_agent/parsers/log_tail.py): what the tool said when it stopped, shown as it printed it.
+    tail: list[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,3 +184,4 @@ class Report:
     input_bytes: int
     printed_diagnostics: int
     repo_root: str | None = None
+    log_tails: tuple[LogTail, ...] = ()

@@ -13,6 +13,7 @@ from ci_agent.envelope import HEAD_BYTES, EnvelopeInfo, decode_head, detect_enco
 from ci_agent.errors import UsageError
 from ci_agent.parsers import compilers, dotnet_test, junit, msbuild, nunit, pytest_console, trx, xunit
 from ci_agent.parsers.base import LogParser, XmlParser
+from ci_agent.parsers.log_tail import read_tail
 from ci_agent.report import ParseResult, RunError
 
 # The registry: every format, by name. Order matters for log parsers: all that sniff positive
@@ -127,8 +128,18 @@ def parse_stream(
             result.run_errors.append(
                 RunError(source, "not a format ci-agent reads (no build log, test log or result file found)")
             )
-        return result
-    return parse_log(body, source, sniffed.formats)
+    else:
+        result = parse_log(body, source, sniffed.formats)
+    if needs_tail(result):
+        result.tail = read_tail(stream, head) or None
+    return result
+
+
+def needs_tail(result: ParseResult) -> bool:
+    """A log that told nothing: no diagnostic, no failed test, and no count saying all passed."""
+    if result.diagnostics or result.failures:
+        return False
+    return result.counts is None or result.counts.failed > 0
 
 
 def parse_log(stream: BinaryIO, source: str, names: Iterable[str]) -> ParseResult:

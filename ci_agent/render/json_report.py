@@ -18,7 +18,7 @@ SCHEMA_ID = "ci-agent/report@1"
 
 
 def report_dict(report: Report, llm_bytes: int) -> dict[str, Any]:
-    return {
+    return with_log_tails(report, {
         "schema": SCHEMA_ID,
         "sources": [{"path": s.path, "format": s.format, "bytes": s.bytes} for s in report.sources],
         "diagnostics": [
@@ -70,7 +70,14 @@ def report_dict(report: Report, llm_bytes: int) -> dict[str, Any]:
             "unique_diagnostics": len(report.diagnostics),
             "llm_bytes": llm_bytes,
         },
-    }
+    })
+
+
+def with_log_tails(report: Report, data: dict[str, Any]) -> dict[str, Any]:
+    """`log_tails` only when a log told nothing else: reports of readable logs keep their keys."""
+    if report.log_tails:
+        data["log_tails"] = [{"source": t.source, "lines": list(t.lines)} for t in report.log_tails]
+    return data
 
 
 def render_json(report: Report, llm_bytes: int) -> str:

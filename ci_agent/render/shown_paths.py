@@ -16,7 +16,7 @@ import re
 from dataclasses import replace
 
 from ci_agent.paths import is_absolute, relative_to
-from ci_agent.report import Report, ReportDiagnostic, ReportFailure, RunError, SourceInfo
+from ci_agent.report import LogTail, Report, ReportDiagnostic, ReportFailure, RunError, SourceInfo
 
 _SEP = r"[\\/]"
 _I = re.IGNORECASE
@@ -125,4 +125,7 @@ def as_shown_to_model(report: Report) -> Report:
         failures=tuple(_failure(f, root) for f in report.failures),
         run_errors=tuple(RunError(shown_paths_in(e.source, root), shown_paths_in(e.message, root))
                          for e in report.run_errors),
+        log_tails=tuple(LogTail(shown_paths_in(t.source, root),
+                                tuple(shown_paths_in(line, root) for line in t.lines))
+                        for t in report.log_tails),
     )

@@ -14,7 +14,7 @@ from dataclasses import replace
 from ci_agent.cluster import FailureCluster, cluster_failures, cluster_sizes, without_test_prefix
 from ci_agent.render.budget import Section, clean, fit, shorten
 from ci_agent.render.shown_paths import as_shown_to_model
-from ci_agent.report import Report, ReportDiagnostic, ReportFailure, Severity
+from ci_agent.report import LogTail, Report, ReportDiagnostic, ReportFailure, Severity
 
 DEFAULT_LLM_BYTES = 8000
 DEFAULT_MARKDOWN_BYTES = 64 * 1024
@@ -117,10 +117,17 @@ def render_llm(report: Report, max_bytes: int = DEFAULT_LLM_BYTES) -> str:
                                    for e in report.run_errors], "run errors"),
         _llm_diagnostics(report, Severity.ERROR),
         _llm_failures(report),
+        Section("\nLOG TAIL (no diagnostic or failed test found; the log's last lines as printed)\n",
+                [_llm_tail(tail) for tail in report.log_tails], "log tails"),
         _llm_diagnostics(report, Severity.WARNING),
         _llm_diagnostics(report, Severity.INFO),
     ]
     return fit("".join(head), sections, max_bytes, _llm_omitted)
+
+
+def _llm_tail(tail: LogTail) -> str:
+    """A log no parser could read, by its last lines: where tools say why they stopped."""
+    return f"{clean(tail.source)}:\n" + "".join(f"    {clean(line)}\n" for line in tail.lines)
 
 
 def _llm_diagnostics(report: Report, severity: Severity) -> Section:
@@ -275,10 +282,18 @@ def render_markdown(report: Report, max_bytes: int = DEFAULT_MARKDOWN_BYTES) -> 
                                          for e in report.run_errors], "run errors"),
         _md_diagnostics(report, Severity.ERROR),
         _md_failures(report),
+        Section("\n### Log tail\n\nNo diagnostic or failed test found; the log's last lines as printed.\n\n",
+                [_md_tail(tail) for tail in report.log_tails], "log tails"),
         _md_diagnostics(report, Severity.WARNING),
         _md_diagnostics(report, Severity.INFO),
     ]
     return fit(head, sections, max_bytes, _md_omitted)
+
+
+def _md_tail(tail: LogTail) -> str:
+    summary = html.escape(clean(tail.source).replace("\n", " "), quote=False).replace("@", "@\u200b")
+    return (f"<details><summary><code>{summary}</code> ({plural(len(tail.lines), 'line')})</summary>\n\n"
+            + md_block("\n".join(tail.lines)) + "\n</details>\n")
 
 
 def _md_diagnostics(report: Report, severity: Severity) -> Section:
