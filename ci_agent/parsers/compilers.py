@@ -47,6 +47,7 @@ _RUST_DETAIL_RE = re.compile(r"\s*(?:= )?(?:note|help): ")
 _RUST_LINT_RE = re.compile(r"#\[(?:warn|deny|forbid)\((?P<lint>[\w:]+)\)\]")
 # go build / go vet: no severity word; the .go extension is what makes it safe to claim.
 _GO_RE = re.compile(r"(?P<file>(?:[A-Za-z]:[\\/])?[^\s:][^:]*?\.go):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)")
+_GO_CALL_DETAIL = ("\thave (", "\twant (")
 # ruff concise / flake8 / pycodestyle: `a.py:1:1: F401 [*] msg`.
 _LINT_CODE_RE = re.compile(
     _FILE + r":(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(?P<msg>.*)"
@@ -143,6 +144,9 @@ def match_header(line: str) -> _Pending | None:
     """
     if ": " not in line:
         return None
+    if line.startswith("vet: "):
+        # `go vet` prints the type checker's errors behind its own name: `vet: a/b.go:46:19: msg`.
+        line = line[5:]
     if line.startswith(("error", "warning")):
         m = _RUST_HEADER_RE.match(line)
         if m:
@@ -213,6 +217,8 @@ class CompilersConsumer:
         if self._open is not None and self._open.rust_header and self._feed_rust_body(line):
             return
         if ":" not in line:
+            if line.startswith(_GO_CALL_DETAIL):
+                self._feed_indented(line)
             return  # blank lines, carets, `compilation terminated.`: notes may still follow
         if line[0].isspace():
             self._feed_indented(line)
@@ -265,6 +271,9 @@ class CompilersConsumer:
     def _feed_indented(self, line: str) -> None:
         if self._open is not None and _TSC_RELATED_RE.match(line):
             self._open.add_detail(line)
+        elif (self._open is not None and line.startswith(_GO_CALL_DETAIL)
+              and (self._open.found.file or "").endswith(".go")):
+            self._open.add_detail(line)  # go's `have (int, string)` / `want (Policy)` under a call error
         # everything else indented is a source excerpt, caret line or `from x.h:2:` include chain
 
     def _feed_other(self, line: str) -> None:

@@ -6,6 +6,7 @@ Expected values were written by reading each log (see its PROVENANCE.md), not fr
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import pytest
@@ -327,3 +328,31 @@ def test_gcc_function_context_applies_only_to_its_own_file() -> None:
         "src/b.c:5:6: error: second, another translation unit\n"
     )
     assert [d.detail for d in result.diagnostics] == ["In function ‘main’", None]
+
+
+FIXBENCH = Path(__file__).parents[2] / "bench" / "fixbench" / "cases"
+
+
+def test_go_vet_type_errors_behind_the_vet_prefix_are_read() -> None:
+    # Real `go vet ./...` output of fixbench's go-shortener-rename-half-done (issue 15).
+    result = parse_path(FIXBENCH / "go-shortener-rename-half-done" / "outputs" / "build.log")
+    assert rows(result) == [(E, "cmd/shorty/main.go", 46, 19, None,
+                             "s.Lookup undefined (type *store.Store has no field or method Lookup)")]
+
+
+def test_go_vet_call_errors_keep_have_and_want() -> None:
+    result = parse_path(FIXBENCH / "go-retry-changed-signature" / "outputs" / "build.log")
+    (diag,) = result.diagnostics
+    assert (diag.file, diag.line, diag.column, diag.message) == (
+        "cmd/mirror/main.go", 34, 39, "too many arguments in call to retry.Do")
+    assert diag.detail == ("have (context.Context, number, time.Duration, func() error)\n"
+                           "want (context.Context, retry.Policy, func() error)")
+
+
+@pytest.mark.parametrize("line", ["vet: " + "a:" * 10000, "vet: " * 20000 + "x.go:1:2: deep",
+                                  "vet: vet: a.go"], ids=["colons", "prefixes", "double"])
+def test_hostile_vet_lines_are_linear_and_claim_nothing_odd(line: str) -> None:
+    started = time.perf_counter()
+    result = parse_text(line)
+    assert time.perf_counter() - started < 2
+    assert result.diagnostics == []
