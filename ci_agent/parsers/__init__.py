@@ -11,7 +11,17 @@ from typing import BinaryIO, cast
 
 from ci_agent.envelope import HEAD_BYTES, EnvelopeInfo, decode_head, detect_encoding, iter_log_lines
 from ci_agent.errors import UsageError
-from ci_agent.parsers import compilers, dotnet_test, junit, msbuild, nunit, pytest_console, trx, xunit
+from ci_agent.parsers import (
+    cargo_test,
+    compilers,
+    dotnet_test,
+    junit,
+    msbuild,
+    nunit,
+    pytest_console,
+    trx,
+    xunit,
+)
 from ci_agent.parsers.base import LogParser, XmlParser
 from ci_agent.parsers.log_tail import read_tail
 from ci_agent.report import ParseResult, RunError
@@ -21,7 +31,7 @@ from ci_agent.report import ParseResult, RunError
 # format without a fixture pair.
 _XML_FORMATS: tuple[XmlParser, ...] = (trx.PARSER, junit.PARSER, nunit.PARSER, xunit.PARSER)
 _LOG_FORMATS: tuple[LogParser, ...] = (
-    msbuild.PARSER, dotnet_test.PARSER, compilers.PARSER, pytest_console.PARSER
+    msbuild.PARSER, dotnet_test.PARSER, compilers.PARSER, pytest_console.PARSER, cargo_test.PARSER
 )
 XML_PARSERS: dict[str, XmlParser] = {parser.name: parser for parser in _XML_FORMATS}
 LOG_PARSERS: dict[str, LogParser] = {parser.name: parser for parser in _LOG_FORMATS}

@@ -12,6 +12,7 @@ from ci_agent.errors import UsageError
 from ci_agent.parsers import LOG_PARSERS, XML_PARSERS, all_formats, parse_stream, sniff
 from tests.conftest import LOCAL_FIXTURES, SHARED_FIXTURES
 
+FIXBENCH = Path(__file__).parents[2] / "bench" / "fixbench" / "cases"
 # For each format, real files (shared corpus or tests/fixtures with provenance) that must sniff to it.
 REAL_FILES: dict[str, list[Path]] = {
     "msbuild": [
@@ -37,9 +38,13 @@ REAL_FILES: dict[str, list[Path]] = {
         LOCAL_FIXTURES / "compilers/tsc-pretty-false.log",
     ],
     "pytest_console": [LOCAL_FIXTURES / "pytest_console/pytest-default.log"],
+    # The real `cargo test` output captured by bench/fixbench/capture.py.
+    "cargo_test": [FIXBENCH / "rust-iniconf-off-by-one/outputs/build.log",
+                   FIXBENCH / "rust-installments-assertion-after-refactor/outputs/build.log"],
 }
 
-EXPECTED_FORMATS = {"msbuild", "dotnet_test", "trx", "junit", "nunit", "xunit", "compilers", "pytest_console"}
+EXPECTED_FORMATS = {"msbuild", "dotnet_test", "trx", "junit", "nunit", "xunit", "compilers", "pytest_console",
+                    "cargo_test"}
 
 
 def test_every_planned_parser_is_registered() -> None:
