@@ -303,3 +303,12 @@ def test_hostile_messages_and_many_failures_cluster_quickly() -> None:
                      (f"at Ns.H.M() in src/H.cs:line {i % 7}",)) for i in range(5000)]
     assert [c.size for c in cluster_failures(many)][:1] == [715]
     assert time.monotonic() - started < 10  # about 1 s here; a regex compiled per test name took 9
+
+
+def test_hostile_test_names_in_a_cluster_heading_stay_inert_in_markdown() -> None:
+    frames = ("at Ns.H.M() in src/H.cs:line 7",)
+    failures = tuple(_failure(f"T.<script>x{i}</script> @team", "Boom 1", frames) for i in range(3))
+    markdown = render_markdown(_report(failures))
+    assert "<script>" not in markdown and "&lt;script&gt;x0" in markdown
+    assert "@team" not in markdown and "@\u200bteam" in markdown
+    assert "3 tests fail like this: " in markdown and markdown.count("<details>") == 1
