@@ -15,6 +15,7 @@ from ci_agent.parsers import (
     cargo_test,
     compilers,
     dotnet_test,
+    go_test,
     junit,
     msbuild,
     nunit,
@@ -31,7 +32,8 @@ from ci_agent.report import ParseResult, RunError
 # format without a fixture pair.
 _XML_FORMATS: tuple[XmlParser, ...] = (trx.PARSER, junit.PARSER, nunit.PARSER, xunit.PARSER)
 _LOG_FORMATS: tuple[LogParser, ...] = (
-    msbuild.PARSER, dotnet_test.PARSER, compilers.PARSER, pytest_console.PARSER, cargo_test.PARSER
+    msbuild.PARSER, dotnet_test.PARSER, compilers.PARSER, pytest_console.PARSER, cargo_test.PARSER,
+    go_test.PARSER,
 )
 XML_PARSERS: dict[str, XmlParser] = {parser.name: parser for parser in _XML_FORMATS}
 LOG_PARSERS: dict[str, LogParser] = {parser.name: parser for parser in _LOG_FORMATS}

@@ -41,10 +41,12 @@ REAL_FILES: dict[str, list[Path]] = {
     # The real `cargo test` output captured by bench/fixbench/capture.py.
     "cargo_test": [FIXBENCH / "rust-iniconf-off-by-one/outputs/build.log",
                    FIXBENCH / "rust-installments-assertion-after-refactor/outputs/build.log"],
+    "go_test": [FIXBENCH / "go-catalog-off-by-one/outputs/build.log",
+                FIXBENCH / "go-quota-nil-map/outputs/build.log"],
 }
 
 EXPECTED_FORMATS = {"msbuild", "dotnet_test", "trx", "junit", "nunit", "xunit", "compilers", "pytest_console",
-                    "cargo_test"}
+                    "cargo_test", "go_test"}
 
 
 def test_every_planned_parser_is_registered() -> None:
