@@ -18,6 +18,7 @@ from ci_agent.parsers import (
     go_test,
     junit,
     msbuild,
+    node_test,
     nunit,
     pytest_console,
     trx,
@@ -33,7 +34,7 @@ from ci_agent.report import ParseResult, RunError
 _XML_FORMATS: tuple[XmlParser, ...] = (trx.PARSER, junit.PARSER, nunit.PARSER, xunit.PARSER)
 _LOG_FORMATS: tuple[LogParser, ...] = (
     msbuild.PARSER, dotnet_test.PARSER, compilers.PARSER, pytest_console.PARSER, cargo_test.PARSER,
-    go_test.PARSER,
+    go_test.PARSER, node_test.PARSER,
 )
 XML_PARSERS: dict[str, XmlParser] = {parser.name: parser for parser in _XML_FORMATS}
 LOG_PARSERS: dict[str, LogParser] = {parser.name: parser for parser in _LOG_FORMATS}

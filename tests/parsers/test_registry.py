@@ -43,10 +43,12 @@ REAL_FILES: dict[str, list[Path]] = {
                    FIXBENCH / "rust-installments-assertion-after-refactor/outputs/build.log"],
     "go_test": [FIXBENCH / "go-catalog-off-by-one/outputs/build.log",
                 FIXBENCH / "go-quota-nil-map/outputs/build.log"],
+    "node_test": [FIXBENCH / "typescript-coupons-wrong-condition/outputs/build.log",
+                  FIXBENCH / "typescript-latency-api-misuse/outputs/build.log"],
 }
 
 EXPECTED_FORMATS = {"msbuild", "dotnet_test", "trx", "junit", "nunit", "xunit", "compilers", "pytest_console",
-                    "cargo_test", "go_test"}
+                    "cargo_test", "go_test", "node_test"}
 
 
 def test_every_planned_parser_is_registered() -> None:
