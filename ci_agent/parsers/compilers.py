@@ -44,6 +44,10 @@ _TSC_RELATED_RE = re.compile(r"\s+" + _FILE + r":\d+:\d+ - (?!error|warning)")
 _RUST_HEADER_RE = re.compile(r"(?P<sev>error|warning)(?:\[(?P<code>E\d{4})\])?: (?P<msg>.*)")
 _RUST_LOCATION_RE = re.compile(r"\s*--> " + _FILE + r":(?P<line>\d+):(?P<col>\d+)\s*")
 _RUST_DETAIL_RE = re.compile(r"\s*(?:= )?(?:note|help): ")
+# A suggestion under `help:`, in rustc's diff gutter: `1 + use std::collections::HashMap;`
+# (`-` removes, `~` replaces). Source excerpts have `|` there, so only suggestions match.
+_RUST_SUGGESTION_RE = re.compile(r"\s*\d+ *[+~-] (?P<code>.*)")
+_RUST_SNIPPET_RE = re.compile(r"\s*\d+ +\| .*")  # `11 |     call(a, /* usize */)` under a help
 _RUST_LINT_RE = re.compile(r"#\[(?:warn|deny|forbid)\((?P<lint>[\w:]+)\)\]")
 # go build / go vet: no severity word; the .go extension is what makes it safe to claim.
 _GO_RE = re.compile(r"(?P<file>(?:[A-Za-z]:[\\/])?[^\s:][^:]*?\.go):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)")
@@ -116,6 +120,7 @@ class _Pending:
     found: Diagnostic  # what the header said (rustc's following lines may complete it)
     detail: list[str] = field(default_factory=list)
     rust_header: bool = False  # a rustc human header waiting for its ` --> ` line
+    in_help: bool = False  # after a rustc `help:` line: its snippet shows the suggested code
 
     def add_detail(self, text: str) -> None:
         if len(self.detail) < MAX_DETAIL_LINES:
@@ -262,6 +267,10 @@ class CompilersConsumer:
             if lint and pending.found.code is None:
                 pending.found = replace(pending.found, code=lint["lint"])
             pending.add_detail(line.strip().removeprefix("= "))
+            pending.in_help = line.startswith("help: ")
+            return True
+        if _RUST_SUGGESTION_RE.fullmatch(line) or (pending.in_help and _RUST_SNIPPET_RE.fullmatch(line)):
+            pending.add_detail(line)  # the code the help suggests: often the whole fix
             return True
         if line.startswith((" ", "|")) or line[:1].isdigit() or line.startswith("..."):
             return True  # source excerpt, gutter, carets

@@ -18,6 +18,7 @@ from ci_agent.report import Diagnostic, ParseResult, Severity
 from tests.conftest import LOCAL_FIXTURES, SHARED_FIXTURES
 
 FIXTURES = LOCAL_FIXTURES / "compilers"
+FIXBENCH = Path(__file__).parents[2] / "bench" / "fixbench" / "cases"
 E, W = Severity.ERROR, Severity.WARNING
 Row = tuple[Severity, str | None, int | None, int | None, str | None, str]
 
@@ -210,8 +211,26 @@ def test_tsc_related_information_is_detail() -> None:
 
 def test_rustc_human_help_lines_are_detail_and_the_summary_is_dropped() -> None:
     result = parse_path(FIXTURES / "rustc-human.log")
-    assert result.diagnostics[1].detail == "help: try using a conversion method"
+    # The suggested code under a `help:` is kept too (issue 15): often it is the whole fix.
+    assert result.diagnostics[1].detail == ("help: try using a conversion method\n"
+                                            "7 |     let label: String = total(&values).to_string();")
     assert not any("aborting" in d.message for d in result.diagnostics)
+
+
+def test_rustc_help_suggestions_in_the_diff_gutter_are_kept() -> None:
+    # Real `cargo test` / `cargo clippy` output of fixbench's Rust cases (issue 15).
+    missing_use = parse_path(FIXBENCH / "rust-tags-missing-use" / "outputs" / "build.log")
+    assert [d.detail for d in missing_use.diagnostics] == [
+        "help: consider importing this struct\n1 + use std::collections::HashMap;"] * 2
+    (clippy,) = parse_path(FIXBENCH / "rust-bookmarks-clippy-deny" / "outputs" / "build.log").diagnostics
+    assert clippy.detail is not None and clippy.detail.splitlines()[-3:] == [
+        "help: change this to",
+        "30 - pub fn dedupe(bookmarks: &Vec<Bookmark>) -> Vec<Bookmark> {",
+        "30 + pub fn dedupe(bookmarks: &[Bookmark]) -> Vec<Bookmark> {",
+    ]
+    (call,) = parse_path(FIXBENCH / "rust-blog-changed-signature" / "outputs" / "build.log").diagnostics
+    assert call.detail is not None and call.detail.endswith("slugify(&post.title, /* usize */));")
+    assert "note: function defined here\nhelp: provide the argument\n11 |" in call.detail
 
 
 def _dotnet_logs() -> list[Path]:
@@ -330,8 +349,6 @@ def test_gcc_function_context_applies_only_to_its_own_file() -> None:
     assert [d.detail for d in result.diagnostics] == ["In function ‘main’", None]
 
 
-FIXBENCH = Path(__file__).parents[2] / "bench" / "fixbench" / "cases"
-
 
 def test_go_vet_type_errors_behind_the_vet_prefix_are_read() -> None:
     # Real `go vet ./...` output of fixbench's go-shortener-rename-half-done (issue 15).
@@ -356,3 +373,12 @@ def test_hostile_vet_lines_are_linear_and_claim_nothing_odd(line: str) -> None:
     result = parse_text(line)
     assert time.perf_counter() - started < 2
     assert result.diagnostics == []
+
+
+@pytest.mark.parametrize("line", [" " * 50_000 + "1" * 50_000 + " " * 50_000 + "+x",
+                                  "1" * 100_000 + " " * 100_000 + "|"], ids=["suggestion", "snippet"])
+def test_hostile_help_snippets_are_read_in_linear_time(line: str) -> None:
+    text = f"error[E0425]: x\n --> src/a.rs:1:1\nhelp: consider\n{line}\n{line}\n"
+    started = time.perf_counter()
+    parse_text(text)
+    assert time.perf_counter() - started < 2
