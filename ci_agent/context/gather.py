@@ -276,8 +276,8 @@ def _git_context(repo: Path, settings: ContextSettings, redact: Redact, revision
         return None, None, [SAY("git_unavailable", error=_clean(str(exc), redact))]
     if settings.diff_bytes == 0:
         return GitContext(summary), None, []
-    change, notes = read_history(repo, report, settings, lambda text: _clean(text, redact), revision,
-                                 base_ref or settings.base_ref, named)
+    change, notes = read_history(repo, report, settings, redact, revision, base_ref or settings.base_ref,
+                                 named)
     return GitContext(summary), change, notes
 
 

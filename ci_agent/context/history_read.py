@@ -1,5 +1,7 @@
 """The history section's edge: read the change under test from git (`ci_agent.gitfacts`),
-clean every piece (sanitise, redact), and let `history` filter and rank it. Files skipped by
+clean every piece, and let `history` filter and rank it: messages and names are sanitised and
+redacted; the diff's lines are redacted and shown exactly, specials marked (`ci_agent.exact`, as
+excerpts are), so a context line copied from a hunk applies. Files skipped by
 name or size are never read; an initial import is never read either, only listed."""
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from ci_agent import exact
 from ci_agent.config import ContextSettings
 from ci_agent.context.history import (
     Change,
@@ -44,9 +47,28 @@ def shown_path(path: str, clean: Clean) -> str:
     return clean(path if plain else json.dumps(path, ensure_ascii=True))
 
 
-def read_change(repo: Path, change: ChangeRange, title: str, exclude: Sequence[str], clean: Clean,
+def _exact(text: str, redact: Clean) -> str:
+    """Patch text as the model is shown it: redacted, specials marked; the CRs of a CRLF file
+    dropped when every line of its hunk has one (as for an excerpt), a lone CR marked."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    content = [k for k, line in enumerate(lines) if line[:1] in (" ", "+", "-") and not line.startswith(
+        ("--- ", "+++ "))]
+    if content and all(lines[k].endswith("\r") for k in content):
+        for k in content:
+            lines[k] = lines[k][:-1]
+    shown, _ = exact.show_lines(lines, redact)
+    return "".join(line + "\n" for line in shown)
+
+
+def read_change(repo: Path, change: ChangeRange, title: str, exclude: Sequence[str], redact: Clean,
                 named: Collection[str], symbols: Sequence[str]) -> Change:
     """The change under test, cleaned, filtered and ranked; git errors propagate (`GitError`)."""
+
+    def clean(text: str) -> str:
+        return redact(sanitize_untrusted(text))
+
     raw, commits = commit_messages(repo, change)
     messages = tuple(clean(f"commit {m.oid[:12]}: {m.text}") for m in raw)
     kept: list[tuple[ChangedFile, FileChange]] = []
@@ -74,14 +96,19 @@ def read_change(repo: Path, change: ChangeRange, title: str, exclude: Sequence[s
                 if marked_generated(hunks):
                     skipped.append((f.shown, "generated"))
                 else:
-                    files.append(replace(f, header=clean(header), hunks=tuple(map(clean, hunks))))
+                    files.append(replace(f, header=_exact(header, redact),
+                                         hunks=tuple(_exact(h, redact) for h in hunks)))
     return Change(title, messages, commits, tuple(rank_files(files, named, symbols)), tuple(skipped),
                   bool(why), why)
 
 
-def read_history(repo: Path, report: Report, settings: ContextSettings, clean: Clean, revision: str,
+def read_history(repo: Path, report: Report, settings: ContextSettings, redact: Clean, revision: str,
                  base_ref: str | None, named: Collection[str]) -> tuple[Change | None, list[str]]:
     """The change under test for `report` (None when git cannot tell), and notes for the model."""
+
+    def clean(text: str) -> str:
+        return redact(sanitize_untrusted(text))
+
     notes: list[str] = []
     try:
         change, note = change_range(repo, revision, base_ref)
@@ -91,7 +118,7 @@ def read_history(repo: Path, report: Report, settings: ContextSettings, clean: C
             return None, notes
         title = clean(SAY("diff_title", revision=change.revision[:12], against=change.against,
                           base=change.base[:12]))
-        return read_change(repo, change, title, settings.exclude_globs, clean,
+        return read_change(repo, change, title, settings.exclude_globs, redact,
                            {*named, *report_paths(report)}, report_symbols(report)), notes
     except GitError as exc:
         return None, [*notes, clean(SAY("history_unavailable", error=str(exc)))]

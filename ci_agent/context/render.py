@@ -37,7 +37,7 @@ def render_diff(git_ctx: GitContext) -> str:
                messages=fence("commit messages", git_ctx.messages) if git_ctx.messages else "",
                listing=fence("changed files", git_ctx.listing) if git_ctx.listing else "",
                skipped=plain(git_ctx.skipped) if git_ctx.skipped else "",
-               body=fence("git diff", git_ctx.diff) if git_ctx.diff else "",
+               body=exact.fence("git diff", git_ctx.diff) if git_ctx.diff else "",  # marked: as is
                note=plain(git_ctx.diff_note) if git_ctx.diff_note else "")
 
 
