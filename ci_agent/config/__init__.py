@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 CONFIG_FILE = ".ci-agent.yml"
+# Repository guidance for coding agents, read from the trusted side into the system prompt
+# (`ci_agent.engine.guidance`); a branch's own copies are never shown to the model.
+GUIDANCE_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", ".gitlab/duo/chat-rules.md")
 
 DEFAULT_DENY: tuple[str, ...] = (
     # what CI runs: GitHub (workflows, composite actions, dependabot), GitLab (the pipeline and

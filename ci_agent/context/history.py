@@ -15,6 +15,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from ci_agent.config import CONFIG_FILE, GUIDANCE_FILES
 from ci_agent.paths import RepoPaths, parse_frame
 from ci_agent.report import Report
 
@@ -23,6 +24,9 @@ LISTING_BYTES = 900  # ... and for the list of changed files (more for an initia
 MAX_FILE_LINES = 3000  # a file with more changed lines is named, never read
 IMPORT_FILES = 100  # more files than this: an import, listed not shown
 IMPORT_NEW_FILES = 30  # ... and so are this many files when nearly all (90%) are new
+# What decides policy and guidance comes from the trusted side; the change under test's own
+# version of these files is data the model has no use for, and text written to steer it.
+_POLICY_FILES = frozenset(p.casefold() for p in (CONFIG_FILE, *GUIDANCE_FILES))
 _SECTION_OVERHEAD = 250  # headings and fences around the pieces
 
 _LOCK_FILES = frozenset({
@@ -94,6 +98,8 @@ def skip_reason(path: str, binary: bool, changed_lines: int) -> str | None:
     parts = path.split("/")
     name = parts[-1].casefold()
     dirs = [p.casefold() for p in parts[:-1]]
+    if path.casefold() in _POLICY_FILES:
+        return "guidance or config: the default branch's is used"
     if name in _LOCK_FILES:
         return "lock file"
     if any(d in _VENDORED_DIRS for d in dirs):

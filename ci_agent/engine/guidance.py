@@ -23,9 +23,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ci_agent import git
-from ci_agent.config import GuidanceFile, Settings
+from ci_agent.config import GUIDANCE_FILES, GuidanceFile, Settings
 
-GUIDANCE_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", ".gitlab/duo/chat-rules.md")
 GUIDANCE_BYTES = 12_000
 _FILE_MODES = ("100644", "100755")
 # A file's text: None when it is absent or not a regular file.

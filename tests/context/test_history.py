@@ -178,6 +178,9 @@ def test_logs_lock_files_and_generated_files_are_named_not_shown(tmp_path: Path)
     assert "\nNot shown: " in text and "+int app(void) { return nope; }" in text
 
 
+_POLICY = "guidance or config: the default branch's is used"
+
+
 @pytest.mark.parametrize(("path", "why"), [
     ("Cargo.lock", "lock file"), ("go.sum", "lock file"), ("src/App/packages.lock.json", "lock file"),
     ("poetry.lock", "lock file"), ("pnpm-lock.yaml", "lock file"), ("yarn.lock", "lock file"),
@@ -186,7 +189,10 @@ def test_logs_lock_files_and_generated_files_are_named_not_shown(tmp_path: Path)
     ("target/debug/build.rs", "build output"), ("dist/index.js", "build output"),
     ("Game/bin/Release/Game.deps.json", "build output"), ("TestResults/run.trx", "build output"),
     ("results/run.trx", "log or test results"),
-    ("src/bin/main.rs", None), ("src/Game/Monster.cs", None), ("build/config.py", None),
+    ("AGENTS.md", _POLICY), ("claude.md", _POLICY), (".ci-agent.yml", _POLICY),
+    (".github/copilot-instructions.md", _POLICY), (".gitlab/duo/chat-rules.md", _POLICY),
+    ("docs/AGENTS.md", None), ("src/bin/main.rs", None), ("src/Game/Monster.cs", None),
+    ("build/config.py", None),
 ])
 def test_skip_reason_by_name(path: str, why: str | None) -> None:
     assert skip_reason(path, binary=False, changed_lines=10) == why
