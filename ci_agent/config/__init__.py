@@ -115,12 +115,32 @@ def thinking_budget_problem(thinking_tokens: int, max_tokens: int) -> str:
     return ""
 
 
+THINKING_MODES = ("off", "adaptive")
+EFFORTS = ("", "low", "medium", "high", "xhigh", "max")  # "": the model's default (the API's `high`)
+
+
+def thinking_mode_problem(thinking: str, thinking_tokens: int, effort: str) -> str:
+    """Why `thinking` / `effort` are not a request the Messages API takes, or "". Adaptive
+    thinking (the model decides how much to think; the only mode of the newest models) and a
+    fixed `thinking_tokens` budget (the older models' only mode) exclude each other."""
+    if thinking not in THINKING_MODES:
+        return f"thinking must be one of {', '.join(THINKING_MODES)}, got {thinking!r}"
+    if thinking == "adaptive" and thinking_tokens:
+        return ("thinking: adaptive lets the model choose its thinking budget; "
+                f"thinking_tokens must be 0 with it, got {thinking_tokens}")
+    if effort not in EFFORTS:
+        return f"effort must be one of {', '.join(e for e in EFFORTS if e)} (or unset), got {effort!r}"
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelConfig:
     """`model:`. `name` None means the client's default (a current Sonnet from the SDK's list):
     the SDK may only be imported by `ci_agent.llm.anthropic_client`, so the default lives there.
-    `thinking_tokens` turns on extended thinking with that budget per response (0: off); the
-    loader checks it against `thinking_budget_problem`."""
+    `thinking_tokens` turns on extended thinking with that budget per response (0: off);
+    `thinking: adaptive` turns on adaptive thinking instead, and `effort` is the API's
+    `output_config.effort`; the loader checks them (`thinking_budget_problem`,
+    `thinking_mode_problem`)."""
 
     name: str | None = None
     max_turns: int = 8
@@ -128,6 +148,8 @@ class ModelConfig:
     max_total_tokens: int = 400_000
     timeout_s: int = 300
     thinking_tokens: int = field(default=0, metadata={"min": 0})
+    thinking: str = "off"
+    effort: str = ""
 
 
 @dataclass(frozen=True, slots=True)

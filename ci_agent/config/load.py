@@ -21,7 +21,14 @@ from typing import Any, TypeVar
 
 import yaml
 
-from ci_agent.config import CONFIG_FILE, CommitSettings, ModelConfig, Settings, thinking_budget_problem
+from ci_agent.config import (
+    CONFIG_FILE,
+    CommitSettings,
+    ModelConfig,
+    Settings,
+    thinking_budget_problem,
+    thinking_mode_problem,
+)
 from ci_agent.errors import ConfigError
 
 ENV_PREFIX = "CI_AGENT_"
@@ -239,6 +246,11 @@ def _check_model(settings: ModelConfig, where: str, leaves: Leaves) -> None:
     problem = thinking_budget_problem(settings.thinking_tokens, settings.max_tokens)
     if problem:
         source = leaves.get(_join(where, "thinking_tokens"), (None, "default"))[1]
+        raise ConfigError(f"{source}: {where}.{problem}")
+    problem = thinking_mode_problem(settings.thinking, settings.thinking_tokens, settings.effort)
+    if problem:
+        key = problem.split(" ", 1)[0].rstrip(":")
+        source = leaves.get(_join(where, key), (None, "default"))[1]
         raise ConfigError(f"{source}: {where}.{problem}")
 
 

@@ -28,7 +28,8 @@ def model_settings(settings: Settings, default_model: str) -> ModelSettings:
     return ModelSettings(model=m.name or default_model, max_turns=m.max_turns, max_tokens=m.max_tokens,
                          max_total_tokens=m.max_total_tokens, timeout_s=m.timeout_s,
                          language=settings.language, notes=settings.notes,
-                         thinking_tokens=m.thinking_tokens, guidance=settings.context.guidance)
+                         thinking_tokens=m.thinking_tokens, thinking=m.thinking, effort=m.effort,
+                         guidance=settings.context.guidance)
 
 
 def real_seams(settings: Settings, env: Mapping[str, str], redactor: Redactor,

@@ -96,7 +96,8 @@ def initial_request(settings: ModelSettings, system: list[dict[str, Any]], user_
     truth). `tool_choice: auto`: the model may reason in text before its tool calls (`any`
     forbids that, and the API refuses it with extended thinking); a reply without a tool call is
     nudged by the loop and costs a turn. With `thinking_tokens` set, extended thinking with that
-    budget. No cache breakpoint here: `ci_agent.llm.caching.place_breakpoints` sets them before
+    budget; with `thinking: adaptive`, adaptive thinking; `effort` goes as `output_config`.
+    No cache breakpoint here: `ci_agent.llm.caching.place_breakpoints` sets them before
     each request."""
     request: dict[str, Any] = {
         "model": settings.model,
@@ -108,6 +109,10 @@ def initial_request(settings: ModelSettings, system: list[dict[str, Any]], user_
     }
     if settings.thinking_tokens:
         request["thinking"] = {"type": "enabled", "budget_tokens": settings.thinking_tokens}
+    elif settings.thinking == "adaptive":
+        request["thinking"] = {"type": "adaptive"}
+    if settings.effort:
+        request["output_config"] = {"effort": settings.effort}
     return request
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ci_agent.config import GuidanceFile, thinking_budget_problem
+from ci_agent.config import GuidanceFile, thinking_budget_problem, thinking_mode_problem
 
 
 def _count(usage: Mapping[str, Any], key: str) -> int:
@@ -91,9 +91,12 @@ class ModelSettings:
     # Extended thinking's token budget per response; 0 = off. Thinking tokens are output tokens,
     # so the budget is part of `max_tokens` and must stay below it (the API's rule).
     thinking_tokens: int = 0
+    thinking: str = "off"  # "adaptive": the model decides how much to think (newest models)
+    effort: str = ""  # the API's output_config.effort; "": not sent (the model's default)
 
     def __post_init__(self) -> None:
-        problem = thinking_budget_problem(self.thinking_tokens, self.max_tokens)
+        problem = (thinking_budget_problem(self.thinking_tokens, self.max_tokens)
+                   or thinking_mode_problem(self.thinking, self.thinking_tokens, self.effort))
         if problem:
             raise ValueError(problem)
 

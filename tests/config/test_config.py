@@ -293,6 +293,21 @@ def test_a_thinking_budget_the_api_refuses_is_a_config_error(text: str, needle: 
     assert needle in str(info.value) and info.value.exit_code == ExitCode.USAGE
 
 
+@pytest.mark.parametrize(("text", "needle"), [
+    ("model: {thinking: adaptive, thinking_tokens: 2048}\n",
+     ".ci-agent.yml: model.thinking: adaptive lets the model choose its thinking budget; thinking_tokens "
+     "must be 0 with it, got 2048"),
+    ("model: {thinking: always}\n",
+     ".ci-agent.yml: model.thinking must be one of off, adaptive, got 'always'"),
+    ("model: {effort: extreme}\n",
+     ".ci-agent.yml: model.effort must be one of low, medium, high, xhigh, max"),
+])
+def test_a_thinking_mode_the_api_refuses_is_a_config_error(text: str, needle: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_settings(text)
+    assert needle in str(info.value) and info.value.exit_code == ExitCode.USAGE
+
+
 def test_a_bad_thinking_budget_names_its_source() -> None:
     with pytest.raises(ConfigError, match=r"^environment variable CI_AGENT_MODEL_THINKING_TOKENS: "):
         settings_from_layers({"model": {"max_tokens": 2000}}, {"CI_AGENT_MODEL_THINKING_TOKENS": "3000"})

@@ -54,8 +54,9 @@ def _check_block(block: dict[str, Any], where: str) -> None:
 
 
 def enabled(body: dict[str, Any]) -> bool:
+    """Thinking is on: a fixed budget or adaptive (the same rules for tool_choice and blocks)."""
     thinking_config = body.get("thinking")
-    return isinstance(thinking_config, dict) and thinking_config.get("type") == "enabled"
+    return isinstance(thinking_config, dict) and thinking_config.get("type") in ("enabled", "adaptive")
 
 
 def _check_config(body: dict[str, Any]) -> None:
@@ -65,7 +66,12 @@ def _check_config(body: dict[str, Any]) -> None:
     if not isinstance(config, dict) or config.get("type") not in ("enabled", "disabled", "adaptive"):
         raise ValueError("thinking.type: Input tag does not match any of the expected tags: "
                          "'enabled', 'disabled', 'adaptive'")
-    if config["type"] != "enabled":
+    if config["type"] == "disabled":
+        return
+    if config["type"] == "adaptive":
+        if "budget_tokens" in config:
+            raise ValueError("thinking.adaptive.budget_tokens: Extra inputs are not permitted")
+        _check_forced_tools_and_temperature(body)
         return
     budget = config.get("budget_tokens")
     if not isinstance(budget, int) or isinstance(budget, bool):
@@ -76,11 +82,30 @@ def _check_config(body: dict[str, Any]) -> None:
     if budget >= body["max_tokens"]:
         raise ValueError(f"`max_tokens` must be greater than `thinking.budget_tokens`. Please "
                          f"consult our documentation at {_DOCS}#max-tokens-and-context-window-size")
+    _check_forced_tools_and_temperature(body)
+
+
+def _check_forced_tools_and_temperature(body: dict[str, Any]) -> None:
     choice = body.get("tool_choice")
     if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
         raise ValueError("Thinking may not be enabled when tool_choice forces tool use.")
     if body.get("temperature", 1) != 1:
         raise ValueError("`temperature` may only be set to 1 when thinking is enabled.")
+
+
+_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+
+
+def _check_effort(body: dict[str, Any]) -> None:
+    """`output_config.effort`, which steers how much adaptive thinking (and the answer) spends."""
+    config = body.get("output_config")
+    if config is None:
+        return
+    if not isinstance(config, dict) or set(config) - {"effort", "format"}:
+        raise ValueError("output_config: Extra inputs are not permitted")
+    if "effort" in config and config["effort"] not in _EFFORTS:
+        raise ValueError("output_config.effort: Input should be " + ", ".join(f"'{e}'" for e in _EFFORTS[:-1])
+                         + f" or '{_EFFORTS[-1]}'")
 
 
 def _contents(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -92,6 +117,7 @@ def validate_thinking(body: dict[str, Any]) -> None:
     """Raise ValueError with the API's message when `body` breaks a rule of extended thinking
     (call it once the messages are known to alternate, user first)."""
     _check_config(body)
+    _check_effort(body)
     messages: list[dict[str, Any]] = body["messages"]
     for i, msg in enumerate(messages):
         for j, block in enumerate(_contents(msg)):

@@ -59,6 +59,11 @@ def test_a_cycle_with_its_thinking_blocks_sent_back_is_valid() -> None:
     ({"tool_choice": {"type": "any"}}, "Thinking may not be enabled when tool_choice forces tool use"),
     ({"tool_choice": {"type": "tool", "name": "read_file"}}, "forces tool use"),
     ({"temperature": 0.2}, "temperature` may only be set to 1"),
+    ({"thinking": {"type": "adaptive", "budget_tokens": 2048}}, "adaptive.budget_tokens: Extra inputs"),
+    ({"thinking": {"type": "adaptive"}, "tool_choice": {"type": "any"}}, "forces tool use"),
+    ({"thinking": {"type": "adaptive"}, "temperature": 0.5}, "temperature` may only be set to 1"),
+    ({"output_config": {"effort": "extreme"}}, "output_config.effort: Input should be 'low'"),
+    ({"output_config": {"speed": "fast"}}, "output_config: Extra inputs"),
 ])
 def test_the_thinking_settings_follow_the_api(change: dict[str, Any], needle: str) -> None:
     assert needle in str(validate({**_body(_user(text("hi"))), **change}))

@@ -101,3 +101,38 @@ def test_the_setting_reaches_the_request_from_the_config_file() -> None:
 def test_model_settings_refuse_a_budget_the_api_refuses(thinking_tokens: int, max_tokens: int) -> None:
     with pytest.raises(ValueError, match="thinking_tokens"):
         ModelSettings("m", max_tokens=max_tokens, thinking_tokens=thinking_tokens)
+
+
+def test_adaptive_thinking_and_effort_reach_the_api_and_the_cycle_keeps_its_blocks(
+        anthropic_fake: AnthropicFake, repo: Path) -> None:
+    """The newest models refuse a fixed budget and take only adaptive thinking: the same loop,
+    `thinking: {type: adaptive}` and `output_config.effort`, blocks sent back unchanged (the fake
+    refuses the second request otherwise, as the API does)."""
+    first_turn = [thinking(REASONING), tool_use("read_file", {"path": "calc.py"})]
+    anthropic_fake.reply(message(*first_turn), message(_submit()))
+    result = _ask(anthropic_fake, repo, ModelSettings("claude-test", thinking="adaptive", effort="medium"))
+    assert isinstance(result.answer, PatchProposal) and result.turns == 2
+    for request in anthropic_fake.message_requests:
+        assert request["thinking"] == {"type": "adaptive"}
+        assert request["output_config"] == {"effort": "medium"}
+        assert request["tool_choice"] == {"type": "auto"}
+    assert [{k: v for k, v in b.items() if k != "cache_control"}
+            for b in anthropic_fake.message_requests[1]["messages"][1]["content"]] == first_turn
+
+
+def test_adaptive_thinking_and_effort_from_the_config_file() -> None:
+    settings = settings_from_layers({"model": {"thinking": "adaptive", "effort": "high"}})
+    request = first_request(model_settings(settings, "claude-x"), "report", lambda t: t)
+    assert request["thinking"] == {"type": "adaptive"} and request["output_config"] == {"effort": "high"}
+    plain = first_request(model_settings(settings_from_layers({}), "claude-x"), "report", lambda t: t)
+    assert "thinking" not in plain and "output_config" not in plain  # the defaults send neither
+
+
+@pytest.mark.parametrize(("fields", "needle"), [
+    ({"thinking": "adaptive", "thinking_tokens": 2048, "max_tokens": 4096}, "thinking_tokens must be 0"),
+    ({"thinking": "on"}, "thinking must be one of off, adaptive"),
+    ({"effort": "extreme"}, "effort must be one of low, medium, high, xhigh, max"),
+])
+def test_model_settings_refuse_a_thinking_mode_the_api_refuses(fields: dict[str, Any], needle: str) -> None:
+    with pytest.raises(ValueError, match=needle):
+        ModelSettings("m", **fields)
