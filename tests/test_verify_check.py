@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from ci_agent import proc
-from ci_agent.engine.marker import ChainLink, ForgeState, Unverifiable, observe_run, retry
+from ci_agent.engine.marker import ChainLink, ForgeState, observe_run, retry
+from ci_agent.engine.marker_entries import Unverifiable
 from ci_agent.verify_check import could_not_run, missing_program, tree_mode_at
 
 

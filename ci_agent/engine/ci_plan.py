@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ci_agent.config import Settings
 from ci_agent.engine.attempt import Outcome, Plan, Seams
-from ci_agent.engine.marker import Unverifiable
+from ci_agent.engine.marker_entries import Unverifiable
 from ci_agent.engine.platform import Words
 from ci_agent.engine.seams import API_KEY_ENV, model_settings, real_seams
 from ci_agent.engine.sources import Sources

@@ -26,7 +26,8 @@ from typing import Protocol
 from ci_agent import git
 from ci_agent.engine import state
 from ci_agent.engine.budget import AttemptRecord, AttemptResult, Event, Reset, ResetReason
-from ci_agent.engine.marker import ChainLink, ForgeState, Tried
+from ci_agent.engine.marker import ChainLink, ForgeState
+from ci_agent.engine.marker_entries import Tried
 
 Build = Callable[[list[Event]], Event]
 # A side record's summary as the attempt engine reads it back in the run that wrote it (a commit

@@ -15,7 +15,6 @@ In PR mode an attempt is committed `pending`; the NEXT CI run on the fix branch 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,122 +23,13 @@ from typing import Any
 from ci_agent import git
 from ci_agent.engine import state
 from ci_agent.engine.budget import AttemptRecord, AttemptResult, Event, Reset, ResetReason
+from ci_agent.engine.marker_entries import Proposed, Tried, Unverifiable, finite_time, json_list, whole_number
 
 STATE_VERSION = 1
 REMOTE_PREFIX = "refs/ci-agent/remote/"
 _MAX_RUNS = 200  # handled run ids kept in the marker; far more than one branch ever sees
 _MAX_HANDLED = 200  # comment ids; older ones are still marked by our reaction
 _MAX_TIMES = 20  # command times: the rate limit looks at far fewer
-
-
-@dataclass(frozen=True)
-class Tried:
-    head: str
-    number: int
-    fingerprint: str
-    after: str
-    run: str
-    summary: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"head": self.head, "n": self.number, "fp": self.fingerprint, "after": self.after,
-                "run": self.run, "summary": self.summary}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Tried | None:
-        found = _entry(data, "n", ("head", "fp", "after", "run", "summary"))
-        if found is None:
-            return None
-        n, (head, fp, after, run, summary) = found
-        return cls(head, n, fp, after, run, summary)
-
-    def record(self) -> AttemptRecord:
-        return AttemptRecord(self.number, AttemptResult.FAILED, self.fingerprint, self.after, self.run,
-                             self.summary)
-
-
-@dataclass(frozen=True)
-class Unverifiable:
-    """A verify command that could not run (timeout, exit 126/127, killed, not startable) while
-    an attempt on failure `fingerprint` was checked. That is no verdict on the patch, so it does
-    not count against the budget; but a rerun for the same failure with the same command would
-    pay for the same model call and meet the same wall, so it makes none while this record is
-    standing. A green run or `/ci-agent retry` lifts it (`lifted` only ever turns true, so two
-    jobs' markers merge without reviving it); another verify command is not held back by it."""
-
-    fingerprint: str
-    verify: str  # the command as a shell would show it
-    reason: str
-    code: int  # the exit code of the run that met it (2: cannot start, 1: timeout or killed)
-    run: str  # `<run id>-<attempt number>`: unique, the merge key
-    lifted: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {"fp": self.fingerprint, "verify": self.verify, "reason": self.reason, "code": self.code,
-                "run": self.run, "lifted": self.lifted}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Unverifiable | None:
-        found = _entry(data, "code", ("fp", "verify", "reason", "run"))
-        if found is None:
-            return None
-        code, (fingerprint, verify, reason, run) = found
-        return cls(fingerprint, verify, reason, code, run, data.get("lifted") is True)
-
-
-@dataclass(frozen=True)
-class Proposed:
-    """A patch posted for review (mode propose): its hash guards `/ci-agent apply` against an
-    edited comment; `base` is the commit it was made on."""
-
-    sha256: str
-    base: str
-    branch: str
-    number: int
-    summary: str = ""
-    fingerprint: str = ""  # the failure it addresses (the applied commit's CI-Agent-Failure)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"sha256": self.sha256, "base": self.base, "branch": self.branch, "n": self.number,
-                "summary": self.summary, "fp": self.fingerprint}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Proposed | None:
-        found = _entry(data, "n", ("sha256", "base", "branch", "summary", "fp"))
-        if found is None:
-            return None
-        n, (sha, base, branch, summary, fingerprint) = found
-        return cls(sha, base, branch, n, summary, fingerprint)
-
-
-def _entry(data: Any, number: str, names: tuple[str, ...]) -> tuple[int, list[str]] | None:
-    """A marker entry's whole number and strings, or None when any of them is missing or of another
-    type (a hand-edited or foreign entry is dropped, not half read)."""
-    if not isinstance(data, Mapping) or not _whole(data.get(number)):
-        return None
-    texts = [data.get(name) for name in names]
-    if not all(isinstance(t, str) for t in texts):
-        return None
-    return int(data[number]), [str(t) for t in texts]
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _whole(value: Any) -> bool:
-    """A JSON integer as we write them (JSON `true` is a Python int too, and is none)."""
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
-
-
-def _time(value: Any) -> float | None:
-    """A command time: a finite number of seconds (JSON allows 1e400 and Infinity; five infinite
-    times would hold the rate limit shut forever)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, int) and not -2**53 <= value <= 2**53:
-        return None
-    return float(value) if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -190,7 +80,7 @@ class ForgeState:
                 return {}
             return {str(k): v for k, v in value.items() if isinstance(v, str)}
 
-        resets = tuple((r[0], r[1]) for r in _list(data.get("resets"))
+        resets = tuple((r[0], r[1]) for r in json_list(data.get("resets"))
                        if isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r))
         tokens: Any = data.get("tokens")
         return cls(fix_branch=str(data.get("fix_branch") or ""),
@@ -199,15 +89,16 @@ class ForgeState:
                    resets=resets, escalated=data.get("escalated") is True,
                    escalation_posted=data.get("escalation_posted") is True,
                    fixed=str(data.get("fixed") or ""),
-                   tokens=tokens if _whole(tokens) else 0,
-                   tried=tuple(t for t in (Tried.from_json(x) for x in _list(data.get("tried")))
+                   tokens=tokens if whole_number(tokens) else 0,
+                   tried=tuple(t for t in (Tried.from_json(x) for x in json_list(data.get("tried")))
                                if t is not None)[-_MAX_RUNS:],
-                   handled=tuple(x for x in _list(data.get("handled")) if _whole(x))[-_MAX_HANDLED:],
-                   command_times=tuple(t for t in map(_time, _list(data.get("command_times")))
+                   handled=tuple(x for x in json_list(data.get("handled"))
+                                 if whole_number(x))[-_MAX_HANDLED:],
+                   command_times=tuple(t for t in map(finite_time, json_list(data.get("command_times")))
                                        if t is not None)[-_MAX_TIMES:],
                    proposed=Proposed.from_json(data.get("proposed")),
                    unverifiable=tuple(u for u in (Unverifiable.from_json(x)
-                                                  for x in _list(data.get("unverifiable")))
+                                                  for x in json_list(data.get("unverifiable")))
                                       if u is not None)[-_MAX_RUNS:])
 
     def merged_with(self, current: ForgeState) -> ForgeState:

@@ -16,7 +16,8 @@ from ci_agent.engine.attempt import AttemptLog, Outcome
 from ci_agent.engine.budget import Budget, assess
 from ci_agent.engine.collect import Collected
 from ci_agent.engine.cycle import Cycle, Result, Run
-from ci_agent.engine.marker import ChainLink, Proposed, events, fetch_fix_branch, read_chain
+from ci_agent.engine.marker import ChainLink, events, fetch_fix_branch, read_chain
+from ci_agent.engine.marker_entries import Proposed
 from ci_agent.errors import ExitCode, ForgeError
 from ci_agent.patch.buildtime import build_changes
 from ci_agent.patch.parse import PatchParseError, parse_patch

@@ -162,7 +162,7 @@ def test_foreign_or_broken_marker_is_empty_state() -> None:
 
 
 def test_locally_verified_failures_count_after_their_commit(repos: tuple[Path, Path]) -> None:
-    from ci_agent.engine.marker import Tried
+    from ci_agent.engine.marker_entries import Tried
 
     runner, other = repos
     chain = read_chain(runner, git(other, "rev-parse", "HEAD"))
@@ -180,7 +180,7 @@ def test_the_marker_ledger_counts_what_the_forge_state_counts(repos: tuple[Path,
     agree with `events` on every kind of event: failed, passed, green run, rolled back."""
     from ci_agent.engine.gitops import reset_local_fix_branch
     from ci_agent.engine.ledger import MarkerLedger
-    from ci_agent.engine.marker import Tried
+    from ci_agent.engine.marker_entries import Tried
 
     runner, other = repos
     marker = ForgeState()

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ci_agent.engine.forge import status_body
-from ci_agent.engine.marker import ForgeState, Proposed, Tried
+from ci_agent.engine.marker import ForgeState
+from ci_agent.engine.marker_entries import Proposed, Tried
 from ci_agent.parsers import xml_root_name
 from tests.conftest import REPO_ROOT, SHARED_FIXTURES
 
