@@ -154,7 +154,44 @@ class ModelConfig:
 
 @dataclass(frozen=True, slots=True)
 class BudgetSettings:
+    """`budget:`: consecutive failed attempts per fix branch, and money caps in US dollars (0: no
+    cap). Each cap stops before the model call that could exceed it (issue 16): per attempt (the
+    fixer's and the reviewer's calls of one attempt), per fix branch (every attempt on it), and
+    per repository per UTC day."""
+
     max_attempts: int = 3
+    max_cost_per_attempt_usd: float = 2.0
+    max_cost_per_branch_usd: float = 10.0
+    max_cost_per_day_usd: float = 50.0
+
+
+@dataclass(frozen=True, slots=True)
+class TriageSettings:
+    """`triage:`: verdicts made by code before any model call (issue 16). `flaky`: the failed
+    tests are run once more (the forge re-runs the failed jobs in CI, the test command filtered to
+    them locally); a failure that passes then is flaky, not patched. `pre_existing`: a failure the
+    default branch's latest run shows too is not this change's. `infrastructure`: feed, network,
+    disk, memory, cancelled or lost jobs get no model call. `quarantine_after`: flaky verdicts on
+    one test before it is named a quarantine candidate. `rerun_timeout_s`: how long a re-run may
+    take before its verdict is left to the next run."""
+
+    flaky: bool = True
+    pre_existing: bool = True
+    infrastructure: bool = True
+    quarantine_after: int = 2
+    rerun_timeout_s: int = 1800
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewSettings:
+    """`review:`: the adversarial reviewer (issue 16), a separate model call that sees the failure
+    report, the patch and the excerpts it touches, never the fixer's reasoning. `model` None: the
+    fixer's model. `max_rounds`: reviews per attempt (a "revise" sends the critical issues back
+    to the fixer until this many reviews were made)."""
+
+    enabled: bool = True
+    model: str | None = None
+    max_rounds: int = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,5 +254,7 @@ class Settings:
     commands: CommandSettings = field(default_factory=CommandSettings)
     results: ResultsSettings = field(default_factory=ResultsSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
+    triage: TriageSettings = field(default_factory=TriageSettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
     notes: tuple[str, ...] = field(default=(), metadata={"kind": "text"})
     language: str = field(default="en", metadata={"kind": "language"})

@@ -129,6 +129,8 @@ def _env_value(text: str, default: object, kind: str | None) -> object:
         if lowered in ("false", "0", "no", "off"):
             return False
         return text
+    if isinstance(default, float):
+        return float(text) if re.fullmatch(r"[+-]?\d{1,9}(\.\d{1,9})?", text) else text
     if isinstance(default, int):
         return int(text) if re.fullmatch(r"[+-]?\d{1,18}", text) else text
     if isinstance(default, tuple) and kind == "text":
@@ -180,6 +182,11 @@ def _coerce(value: object, default: object, meta: Mapping[str, Any], path: str, 
         if not isinstance(value, bool):
             raise ConfigError(f"{where} must be true or false, got {_kind(value)} {value!r}")
         return value
+    if isinstance(default, float):
+        # money: a finite amount >= 0 (0: no cap); YAML's .inf and .nan are neither
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e9:
+            raise ConfigError(f"{where} must be an amount >= 0 (0: no cap), got {value!r}")
+        return float(value)
     if isinstance(default, int):
         least = int(meta.get("min", 1))
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
