@@ -29,9 +29,9 @@ LAYERS: dict[str, int] = {
     # 2: the report and its renderings; reading the input files into it
     "distill": 2, "render": 2, "inputs": 2, "cluster": 2,
     # 3: checking and running what the model wrote; what the model is shown
-    "patch": 3, "sandbox": 3, "sandbox_fs": 3, "verify_check": 3, "context": 3,
+    "patch": 3, "sandbox": 3, "sandbox_fs": 3, "verify_check": 3, "context": 3, "triage": 3,
     # 4: talking to Claude
-    "llm": 4,
+    "llm": 4, "review": 4,
     # 5: the fix engine: attempts, ledgers, budget, the CI cycle, forge-neutral types
     "engine": 5,
     # 6: reviewers' slash commands, on top of the engine
