@@ -166,6 +166,22 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """One entry of `prices:` (issue 16): a model's rates in US dollars per million tokens, over
+    the built-in table of `ci_agent.llm.pricing`. `model` is matched like the table's keys (a
+    dated id continues its alias)."""
+
+    model: str
+    input: float
+    cache_write: float  # 5-minute cache writes
+    cache_read: float
+    output: float
+
+
+PRICE_KEYS = ("input", "cache_write", "cache_read", "output")
+
+
+@dataclass(frozen=True, slots=True)
 class TriageSettings:
     """`triage:`: verdicts made by code before any model call (issue 16). `flaky`: the failed
     tests are run once more (the forge re-runs the failed jobs in CI, the test command filtered to
@@ -256,5 +272,7 @@ class Settings:
     context: ContextSettings = field(default_factory=ContextSettings)
     triage: TriageSettings = field(default_factory=TriageSettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)
+    # `prices: {model id: {input, cache_write, cache_read, output}}`, USD per million tokens
+    prices: tuple[ModelPrice, ...] = field(default=(), metadata={"kind": "prices"})
     notes: tuple[str, ...] = field(default=(), metadata={"kind": "text"})
     language: str = field(default="en", metadata={"kind": "language"})

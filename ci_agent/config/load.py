@@ -23,8 +23,10 @@ import yaml
 
 from ci_agent.config import (
     CONFIG_FILE,
+    PRICE_KEYS,
     CommitSettings,
     ModelConfig,
+    ModelPrice,
     Settings,
     thinking_budget_problem,
     thinking_mode_problem,
@@ -122,6 +124,11 @@ def _file_leaves(raw: object, cls: type[Any], where: str, out: Leaves) -> None:
 def _env_value(text: str, default: object, kind: str | None) -> object:
     """An environment string as the YAML value it stands for (validation happens later)."""
     text = text.strip()
+    if kind == "prices":  # a mapping, written in YAML (or JSON) in the variable
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError:
+            return text
     if isinstance(default, bool):
         lowered = text.lower()
         if lowered in ("true", "1", "yes", "on"):
@@ -198,6 +205,8 @@ def _coerce(value: object, default: object, meta: Mapping[str, Any], path: str, 
             raise ConfigError(f"{where} must be a language code such as 'en', 'es', 'pt-BR' or 'match', "
                               f"got {value!r}")
         return value
+    if kind == "prices":
+        return _prices(value, where)
     if isinstance(default, str) or (default is None and value is not None):
         if not isinstance(value, str) or not value.strip() or "\n" in value:
             raise ConfigError(f"{where} must be a non-empty one-line string, got {value!r}")
@@ -215,6 +224,40 @@ def _coerce(value: object, default: object, meta: Mapping[str, Any], path: str, 
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ConfigError(f"{where} must be a list of glob strings, got {value!r}")
     return tuple(value)
+
+
+_MAX_PRICE = 1e6  # USD per million tokens; far above any model's, far below overflow
+
+
+def _amount(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and 0 <= value < _MAX_PRICE
+
+
+def _prices(value: object, where: str) -> tuple[ModelPrice, ...]:
+    """`prices:`: a mapping of model ids to their four rates in USD per million tokens, each
+    given, each a finite amount >= 0; any other key is an error naming it."""
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a mapping of model ids to prices, got {_kind(value)}")
+    found: list[ModelPrice] = []
+    for model, rates in value.items():
+        if not isinstance(model, str) or not model.strip() or "\n" in model:
+            raise ConfigError(f"{where}: {model!r} is not a model id")
+        at = f"{where}.{model}"
+        if not isinstance(rates, Mapping):
+            raise ConfigError(f"{at} must be a mapping with {', '.join(PRICE_KEYS)}, got {_kind(rates)}")
+        for key in rates:
+            if key not in PRICE_KEYS:
+                raise ConfigError(f"{at}: unknown key {key!r}; a price has {', '.join(PRICE_KEYS)}")
+        for key in PRICE_KEYS:
+            if key not in rates:
+                raise ConfigError(f"{at}.{key} is missing (every price names {', '.join(PRICE_KEYS)})")
+            if not _amount(rates[key]):
+                raise ConfigError(f"{at}.{key} must be an amount in USD per million tokens >= 0, "
+                                  f"got {rates[key]!r}")
+        found.append(ModelPrice(model.strip(), *(float(rates[key]) for key in PRICE_KEYS)))
+    return tuple(found)
 
 
 def _argv(value: object, where: str) -> tuple[str, ...]:
