@@ -106,6 +106,37 @@ class CiStart:
     run_id: int | None = None
 
 
+RunStatus = Literal["queued", "in_progress", "completed"]
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """What `Forge.rerun_failed_jobs` started: `attempt` is the run's attempt that runs the failed
+    jobs again (GitHub's `run_attempt`; on GitLab, how often the most-retried job of the pipeline
+    has run), `job_ids` the new jobs where the forge names them at once (GitLab answers each retry
+    with its new job; GitHub creates them later: empty)."""
+
+    run_id: int
+    attempt: int
+    job_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunState:
+    """A CI run as it is now (`Forge.run_state`). `conclusion` is GitHub's word once `completed`
+    ("success", "failure", "cancelled", "skipped", ...), None before; `failed_job_ids` are the
+    failed jobs of the newest attempt."""
+
+    status: RunStatus
+    conclusion: str | None
+    attempt: int
+    failed_job_ids: tuple[int, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "completed" and self.conclusion == "success"
+
+
 @dataclass(frozen=True)
 class Limits:
     """Caps on what we pull from a forge, so a hostile or huge run cannot fill the runner."""
@@ -124,6 +155,17 @@ class Forge(Protocol):
     def failed_jobs(self, run_id: int) -> list[Job]: ...
 
     def download_job_log(self, job_id: int, dest: Path) -> JobLog: ...
+
+    def rerun_failed_jobs(self, run_id: int) -> Rerun:
+        """Run the failed jobs of run `run_id` once more (GitHub's re-run of failed jobs, GitLab's
+        retry of each failed job). A refusal (no permission, the run still running, too old) is
+        a `ForgeError` saying what to do; the caller goes on without a re-run."""
+        ...
+
+    def run_state(self, run_id: int) -> RunState:
+        """Where run `run_id` is now: queued, in progress or completed (with its conclusion), its
+        attempt and the failed jobs of that attempt."""
+        ...
 
     def download_artifacts(self, run_id: int, dest: Path, jobs: Sequence[int] | None = None
                            ) -> list[Artifact]:

@@ -20,6 +20,14 @@ HTTP 200 status means that you already added the reaction type"). A pull request
 is another repository for a fork and `null` when that repository was deleted; `merged_at` is set
 once merged. `GET /actions/runs` filters on `branch`, `head_sha`, `event` and `status` (a status or
 a conclusion, as GitHub accepts both), newest first.
+
+Re-runs (issue 16): `POST .../actions/runs/{id}/rerun-failed-jobs` answers 201 `{}` and starts
+attempt `run_attempt + 1`, whose jobs are new jobs (new ids, `run_attempt` set) for each failed one;
+`.../jobs` lists the newest attempt of each job unless `filter=all`. It answers 403 "This workflow is
+already running" while the run is not completed, 404 for an unknown run. How a re-run ends is the
+test's to say (`rerun_ends`, or `Run.rerun_ends` for one run): "failure" (the default: the jobs fail
+the same way, with the same logs, so every scenario still reaches its attempt), "success", or
+"queued" (it stays queued until `finish_rerun`).
 """
 
 from __future__ import annotations
@@ -110,6 +118,13 @@ class Run:
     conclusion: str = "failure"
     event: str = "push"
     created_at: str = "2026-01-01T00:00:00Z"
+    status: str = "completed"
+    attempt: int = 1
+    rerun_ends: str | None = None  # None: the fake's `rerun_ends`
+    replaced: set[int] = field(default_factory=set)  # jobs a newer attempt ran again
+
+
+RERUN_ENDINGS = ("failure", "success", "queued")
 
 
 class GitHubFake(Served):
@@ -138,6 +153,7 @@ class GitHubFake(Served):
         self.failures: list[str] = []
         self.faults: list[Fault] = []
         self.expired_storage_links = 0  # the next N storage GETs answer 403 (link expired)
+        self.rerun_ends = "failure"  # how a re-run of failed jobs ends (RERUN_ENDINGS)
         self._ids = itertools.count(1001)
         self._review_ids = itertools.count(9_000_001)
         self._numbers = itertools.count(1)
@@ -154,6 +170,7 @@ class GitHubFake(Served):
             ("GET", rf"{r}/actions/runs", self._list_runs),
             ("GET", rf"{r}/actions/runs/(?P<run>\d+)", self._run),
             ("GET", rf"{r}/actions/runs/(?P<run>\d+)/jobs", self._jobs),
+            ("POST", rf"{r}/actions/runs/(?P<run>\d+)/rerun-failed-jobs", self._rerun_failed_jobs),
             ("GET", rf"{r}/actions/runs/(?P<run>\d+)/artifacts", self._artifacts),
             ("GET", rf"{r}/actions/jobs/(?P<job>\d+)", self._job),
             ("GET", rf"{r}/actions/jobs/(?P<job>\d+)/logs", self._job_logs),
@@ -222,6 +239,15 @@ class GitHubFake(Served):
             run.artifacts.append(self._artifact_json(art_id, name, len(data), name in expired))
         self.runs[run_id] = run
         return [j["id"] for j in run.jobs]
+
+    def finish_rerun(self, run_id: int, ends: str = "failure") -> None:
+        """A queued re-run of run `run_id` finishes: its queued jobs end as `ends` says."""
+        with self._lock:
+            run = self.runs[run_id]
+            for job in run.jobs:
+                if job["status"] != "completed":
+                    self._end_job(job, ends)
+            self._settle_run(run)
 
     def add_comment(self, number: int, body: str, author: str, bot: bool = False,
                     created_at: str = "2026-01-01T00:00:00Z", association: str = "NONE") -> int:
@@ -336,7 +362,7 @@ class GitHubFake(Served):
                 "conclusion": conclusion, "head_branch": "main", "head_sha": "a" * 40,
                 "url": f"{self._repo_url}/actions/jobs/{job_id}",
                 "html_url": f"https://github.com/{self.owner}/{self.repo}/actions/runs/{run_id}/job/{job_id}",
-                "run_url": f"{self._repo_url}/actions/runs/{run_id}", "steps": [],
+                "run_url": f"{self._repo_url}/actions/runs/{run_id}", "steps": [], "run_attempt": 1,
                 "started_at": "2026-01-01T00:00:00Z", "completed_at": "2026-01-01T00:05:00Z"}
 
     def _artifact_json(self, art_id: int, name: str, size: int, expired: bool) -> dict[str, Any]:
@@ -444,11 +470,11 @@ class GitHubFake(Served):
     def _run_json(self, run_id: int) -> dict[str, Any]:
         run = self.runs[run_id]
         url = f"{self._repo_url}/actions/runs/{run_id}"
-        return {"id": run_id, "name": "CI", "status": "completed", "conclusion": run.conclusion,
+        return {"id": run_id, "name": "CI", "status": run.status, "conclusion": run.conclusion or None,
                 "head_branch": run.head_branch, "head_sha": run.head_sha, "event": run.event, "url": url,
                 "html_url": f"https://github.com/{self.owner}/{self.repo}/actions/runs/{run_id}",
                 "jobs_url": f"{url}/jobs", "artifacts_url": f"{url}/artifacts",
-                "logs_url": f"{url}/logs", "run_attempt": 1, "pull_requests": [],
+                "logs_url": f"{url}/logs", "run_attempt": run.attempt, "pull_requests": [],
                 "created_at": run.created_at, "updated_at": run.created_at}
 
     def _run(self, run: str, **_: Any) -> Reply:
@@ -471,7 +497,49 @@ class GitHubFake(Served):
 
     def _jobs(self, run: str, query: dict[str, str], **_: Any) -> Reply:
         jobs = self.runs[int(run)].jobs if int(run) in self.runs else []
+        if query.get("filter", "latest") == "latest" and int(run) in self.runs:
+            jobs = _latest(self.runs[int(run)])
         return self._page(f"/repos/{self.owner}/{self.repo}/actions/runs/{run}/jobs", query, jobs, "jobs")
+
+    def _rerun_failed_jobs(self, run: str, **_: Any) -> Reply:
+        found = self.runs.get(int(run))
+        if found is None:
+            return error(404, "Not Found")
+        if found.status != "completed":
+            return error(403, "This workflow is already running")
+        ends = found.rerun_ends or self.rerun_ends
+        if ends not in RERUN_ENDINGS:
+            raise ValueError(f"rerun_ends {ends!r}: one of {RERUN_ENDINGS}")
+        found.attempt += 1
+        for old in [j for j in _latest(found) if j["conclusion"] in _FAILED]:
+            job_id = next(self._ids)
+            job = {**self._job_json(job_id, int(run), old["name"], old["conclusion"]),
+                   "run_attempt": found.attempt}
+            self.logs[job_id] = self.logs.get(old["id"], b"")  # a failure "the same way"
+            self._end_job(job, ends, old["conclusion"])
+            found.jobs.append(job)
+            found.replaced.add(old["id"])
+        self._settle_run(found)
+        return Reply(201, {})
+
+    def _end_job(self, job: dict[str, Any], ends: str, failed_as: str = "failure") -> None:
+        if ends == "queued":
+            job.update(status="queued", conclusion=None, completed_at=None)
+            return
+        job.update(status="completed", conclusion=failed_as if ends == "failure" else "success",
+                   completed_at="2026-01-01T00:10:00Z")
+        if ends == "success":
+            self.logs[job["id"]] = f"{job['name']}: all tests passed\n".encode()
+
+    @staticmethod
+    def _settle_run(run: Run) -> None:
+        """The run's status and conclusion from its newest jobs, as GitHub derives them."""
+        latest = _latest(run)
+        if any(j["status"] != "completed" for j in latest):
+            run.status, run.conclusion = "queued", ""
+            return
+        run.status = "completed"
+        run.conclusion = "failure" if any(j["conclusion"] in _FAILED for j in latest) else "success"
 
     def _artifacts(self, run: str, query: dict[str, str], **_: Any) -> Reply:
         arts = self.runs[int(run)].artifacts if int(run) in self.runs else []
@@ -701,6 +769,14 @@ class GitHubFake(Served):
         role = self.collaborators.get(user, "read")
         legacy = {"maintain": "write", "triage": "read"}.get(role, role)
         return Reply(200, {"permission": legacy, "role_name": role, "user": self._user_json(user)})
+
+
+_FAILED = frozenset({"failure", "timed_out", "startup_failure", "cancelled"})
+
+
+def _latest(run: Run) -> list[dict[str, Any]]:
+    """Each job's newest attempt (`filter=latest`, GitHub's default): none a re-run replaced."""
+    return [j for j in run.jobs if j["id"] not in run.replaced]
 
 
 def _served(result: Reply | Broken) -> Reply:

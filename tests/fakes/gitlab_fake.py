@@ -3,7 +3,7 @@
 stdlib `ThreadingHTTPServer` on 127.0.0.1, port 0, in a thread; `.url` is the server root (the
 client adds `/api/v4`). One project, `acme/shop` (id 42), addressed by id or URL-encoded path.
 A route table (`gitlab_fake_routes.py` holds the handlers and the state, `gitlab_fake_commands.py`
-what slash commands and the poller add): unknown routes answer
+what slash commands and the poller add, `gitlab_fake_reruns.py` the retry of jobs): unknown routes answer
 404 and are recorded in `failures` (tests assert it stays empty); every request is recorded with
 token values masked. State lives in memory, so what one forge writes a later one reads.
 
@@ -29,6 +29,7 @@ from typing import Any
 
 from tests.fakes.breakage import DEFAULT_HOLD_S, DROP, Broken, hits, send_broken
 from tests.fakes.gitlab_fake_commands import CommandRoutes
+from tests.fakes.gitlab_fake_reruns import RerunRoutes
 from tests.fakes.gitlab_fake_routes import (
     API,
     Call,
@@ -96,7 +97,7 @@ def server_error(status: int = 502) -> Reply:
                  {"content-type": "text/html"})
 
 
-class GitLabFake(CommandRoutes, Served):
+class GitLabFake(CommandRoutes, RerunRoutes, Served):
     """Use as a context manager. `origin` is the bare repository branches are checked against
     (MR source/target, pipeline refs); without it every branch exists."""
 
@@ -142,6 +143,7 @@ class GitLabFake(CommandRoutes, Served):
             ("GET", P(r"/repository/commits/(?P<sha>[0-9a-f]{40})/comments"), self.r_commit_comments),
             ("POST", P(r"/repository/commits/(?P<sha>[0-9a-f]{40})/comments"), self.r_create_commit_comment),
             *self.command_routes(),
+            *self.rerun_routes(),
         ]
         self._routes = [(m, re.compile(p + r"/?\Z"), h) for m, p, h in table]
 

@@ -111,6 +111,11 @@ class Subject(Protocol):
         """A failed run of `branch` at commit `sha`; its id."""
         ...
 
+    def rerun_ends(self, run_id: int, ends: str) -> None:
+        """How the next re-run of run `run_id`'s failed jobs ends: "failure" (the same way) or
+        "success"."""
+        ...
+
 
 class LocalSubject:
     name = "local"
@@ -151,6 +156,15 @@ class LocalSubject:
     def failed_run_of(self, branch: str, sha: str) -> int:
         raise NotImplementedError("the local forge's runs are folders, without branch or commit")
 
+    def rerun_ends(self, run_id: int, ends: str) -> None:
+        # Nothing runs jobs locally: the next attempt's folder says how it ends.
+        attempt = 2 + sum(1 for r in self.local.read()["reruns"] if r["run"] == run_id)
+        jobs = self._runs / str(run_id) / "attempts" / str(attempt) / "jobs"
+        jobs.mkdir(parents=True)
+        for log in (self._runs / str(run_id) / "jobs").iterdir() if ends == "failure" else ():
+            job_id, name = log.name.split("-", 1)
+            (jobs / f"{int(job_id) + 100 * attempt}-{name}").write_bytes(log.read_bytes())
+
 
 class GitHubSubject:
     name = "github"
@@ -185,6 +199,9 @@ class GitHubSubject:
     def failed_run_of(self, branch: str, sha: str) -> int:
         self.fake.add_run(9, [("build", "failure")], branch=branch, sha=sha)
         return 9
+
+    def rerun_ends(self, run_id: int, ends: str) -> None:
+        self.fake.runs[run_id].rerun_ends = ends
 
 
 # GitLab access levels (Guest ... Owner) for each permission
@@ -225,3 +242,6 @@ class GitLabSubject:
 
     def failed_run_of(self, branch: str, sha: str) -> int:
         return self.fake.add_pipeline(branch, sha, "failed", [FakeJob("build", "failed")])
+
+    def rerun_ends(self, run_id: int, ends: str) -> None:
+        self.fake.rerun_ends_for[run_id] = ends

@@ -83,3 +83,30 @@ def test_two_processes_do_not_lose_updates(tmp_path: Path) -> None:
         p.join(timeout=60)
     numbers = sorted(int(n) for n in LocalForge(tmp_path).read()["change_requests"])
     assert len(numbers) == 4 and len(set(numbers)) == 4
+
+
+def test_a_rerun_nothing_says_the_end_of_is_refused_and_not_recorded(tmp_path: Path) -> None:
+    """Nothing runs jobs locally: without `attempts/2/` the re-run would never end (issue 16)."""
+    jobs = tmp_path / "runs" / "7" / "jobs"
+    jobs.mkdir(parents=True)
+    (jobs / "11-build.log").write_text("error\n")
+    forge = LocalForge(tmp_path)
+
+    with pytest.raises(ForgeError, match=r"cannot re-run the failed jobs of run 7: .*attempts/2"):
+        forge.rerun_failed_jobs(7)
+    assert forge.read()["reruns"] == []
+    assert forge.run_state(7).attempt == 1
+
+
+def test_a_rerun_is_recorded_and_its_attempt_folder_read(tmp_path: Path) -> None:
+    jobs = tmp_path / "runs" / "7" / "jobs"
+    jobs.mkdir(parents=True)
+    (jobs / "11-build.log").write_text("error\n")
+    (tmp_path / "runs" / "7" / "attempts" / "2").mkdir(parents=True)  # nothing failed
+    forge = LocalForge(tmp_path)
+
+    rerun = forge.rerun_failed_jobs(7)
+
+    assert rerun.attempt == 2
+    assert LocalForge(tmp_path).read()["reruns"] == [{"run": 7, "attempt": 2}]
+    assert forge.run_state(7).passed and forge.failed_jobs(7) == []

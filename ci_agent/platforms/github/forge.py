@@ -22,6 +22,7 @@ from github.PullRequest import PullRequest
 from ci_agent.engine.forge import ChangeRequest, Comment, Limits, Permission, StatusComment, open_or_theirs
 from ci_agent.errors import ForgeError, status_of
 from ci_agent.platforms.github.forge_calls import GitHubCalls
+from ci_agent.platforms.github.forge_reruns import GitHubReruns
 from ci_agent.platforms.github.forge_runs import GitHubRuns
 from ci_agent.platforms.github.http import (
     comment_from_json,
@@ -37,9 +38,9 @@ DEFAULT_TIMEOUT_S = 30
 ACTIONS_BOT = "github-actions[bot]"
 
 
-class GitHubForge(GitHubRuns):
-    """One repository on GitHub (or GHES via `base_url`); its base holds the Actions methods
-    (`forge_runs`)."""
+class GitHubForge(GitHubRuns, GitHubReruns):
+    """One repository on GitHub (or GHES via `base_url`); its bases hold the Actions methods
+    (`forge_runs`) and the re-run of failed jobs (`forge_reruns`)."""
 
     def __init__(
         self,

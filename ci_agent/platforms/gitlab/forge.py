@@ -1,5 +1,5 @@
 """`Forge` and `CommandForge` over python-gitlab (with `forge_calls`, `forge_runs` and
-`command_pipelines`, the only modules that import `gitlab`).
+`command_pipelines`, the only modules that import `gitlab`; `forge_reruns` retries failed jobs).
 
 Change request numbers are merge request **iids**, run ids are **pipeline ids**. Every request goes
 through `GitLabCalls.call` (retries, one sentence per failure, the token masked); pipelines, traces
@@ -15,6 +15,7 @@ from ci_agent.engine.forge import ChangeRequest, Comment, Limits, Permission, St
 from ci_agent.errors import ForgeError, status_of
 from ci_agent.platforms.gitlab.command_pipelines import GitLabCommands
 from ci_agent.platforms.gitlab.forge_calls import GitLabCalls
+from ci_agent.platforms.gitlab.forge_reruns import GitLabReruns
 from ci_agent.platforms.gitlab.forge_runs import GitLabRuns
 from ci_agent.platforms.gitlab.http import (
     access_permission,
@@ -34,11 +35,11 @@ DEFAULT_TIMEOUT_S = 30
 _EMOJI = {"+1": "thumbsup", "-1": "thumbsdown", "laugh": "laughing", "hooray": "tada"}
 
 
-class GitLabForge(GitLabRuns, GitLabCommands):
+class GitLabForge(GitLabRuns, GitLabReruns, GitLabCommands):
     """One project on a GitLab server. `token_kind` is "private" (PAT, project or group access
     token: `PRIVATE-TOKEN`) or "job" (`CI_JOB_TOKEN`: `JOB-TOKEN`). Its bases hold the pipeline
-    methods (`forge_runs`) and the slash-command ones (`CommandForge`, the poller's:
-    `command_pipelines`)."""
+    methods (`forge_runs`), the retry of failed jobs (`forge_reruns`) and the slash-command ones
+    (`CommandForge`, the poller's: `command_pipelines`)."""
 
     def __init__(
         self,

@@ -7,8 +7,10 @@ source branch, the status comment is picked by author and marker exactly as on G
 
 CI runs, for the workflow_run-like path, are read from `<dir>/runs/<run_id>/`: every
 `jobs/<id>-<name>.log` is a failed job, every `artifacts/*.zip` an artifact (extracted with the
-same checks as downloaded ones). Writes are atomic (temp file + rename) under an exclusive lock,
-so two processes sharing a directory neither lose nor mix updates.
+same checks as downloaded ones). Nothing runs jobs here, so a re-run of the failed jobs ends the
+way `runs/<run_id>/attempts/<n>/` says (attempt n's failed jobs under `jobs/`, none: it passed);
+without that folder the local forge refuses the re-run. Writes are atomic (temp file + rename)
+under an exclusive lock, so two processes sharing a directory neither lose nor mix updates.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from ci_agent.engine.forge import (
     JobLog,
     Limits,
     Permission,
+    Rerun,
+    RunState,
     pick_status_comment,
     status_body,
     status_state,
@@ -48,7 +52,7 @@ _REACTIONS = frozenset({"+1", "-1", "laugh", "confused", "heart", "hooray", "roc
 def _empty_state() -> dict[str, Any]:
     return {"version": 1, "next_id": 1, "default_branch": "main", "protected": [],
             "permissions": {}, "workflows": {}, "change_requests": {}, "comments": [],
-            "reactions": [], "dispatches": [], "commit_comments": []}
+            "reactions": [], "dispatches": [], "commit_comments": [], "reruns": []}
 
 
 class LocalForge:
@@ -125,14 +129,45 @@ class LocalForge:
         return self._dir / "runs" / str(run_id)
 
     def failed_jobs(self, run_id: int) -> list[Job]:
-        jobs_dir = self._run_dir(run_id) / "jobs"
-        if not jobs_dir.is_dir():
-            raise ForgeError(f"The local forge has no run {run_id} (no {jobs_dir}).")
-        found = [_JOB_LOG.match(p.name) for p in sorted(jobs_dir.iterdir())]
+        return self._failed_jobs(run_id, self._attempt(run_id))
+
+    def _failed_jobs(self, run_id: int, attempt: int) -> list[Job]:
+        """The failed jobs of `attempt` of the run: the first one's in `jobs/`, a re-run's in
+        `attempts/<n>/jobs/` (no such folder: none failed)."""
+        first = self._run_dir(run_id) / "jobs"
+        if not first.is_dir():
+            raise ForgeError(f"The local forge has no run {run_id} (no {first}).")
+        jobs_dir = first if attempt == 1 else self._run_dir(run_id) / "attempts" / str(attempt) / "jobs"
+        logs = sorted(jobs_dir.iterdir()) if jobs_dir.is_dir() else []
+        found = [_JOB_LOG.match(p.name) for p in logs]
         return [Job(int(m.group(1)), m.group(2), "failure") for m in found if m]
 
+    def _attempt(self, run_id: int) -> int:
+        return 1 + sum(1 for r in self.read()["reruns"] if r.get("run") == run_id)
+
+    def rerun_failed_jobs(self, run_id: int) -> Rerun:
+        """Recorded under `reruns` (what a dry run shows), when `attempts/<n>/` says how it ends."""
+        self._failed_jobs(run_id, 1)  # the run exists
+        with self._writing() as state:
+            attempt = 2 + sum(1 for r in state["reruns"] if r.get("run") == run_id)
+            outcome = self._run_dir(run_id) / "attempts" / str(attempt)
+            if not outcome.is_dir():
+                raise ForgeError(f"The local forge cannot re-run the failed jobs of run {run_id}: "
+                                 f"nothing runs jobs here; write {outcome} (its failed jobs' logs "
+                                 "under jobs/) to say how the re-run ends.")
+            state["reruns"].append({"run": run_id, "attempt": attempt})
+        return Rerun(run_id, attempt)
+
+    def run_state(self, run_id: int) -> RunState:
+        """Every local run is finished: its newest attempt failed when it has failed jobs."""
+        attempt = self._attempt(run_id)
+        failed = tuple(job.id for job in self._failed_jobs(run_id, attempt))
+        return RunState("completed", "failure" if failed else "success", attempt, failed)
+
     def download_job_log(self, job_id: int, dest: Path) -> JobLog:
-        for log in sorted(self._dir.glob(f"runs/*/jobs/{job_id}-*.log")):
+        logs = [*self._dir.glob(f"runs/*/jobs/{job_id}-*.log"),
+                *self._dir.glob(f"runs/*/attempts/*/jobs/{job_id}-*.log")]
+        for log in sorted(logs):
             match = _JOB_LOG.match(log.name)
             if match is None or log.is_symlink():
                 continue
