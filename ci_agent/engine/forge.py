@@ -137,6 +137,32 @@ class RunState:
         return self.status == "completed" and self.conclusion == "success"
 
 
+# -- issue 16, pre-existing failures: the default branch's latest completed run -------------
+
+# Conclusions of a finished run that mean red: GitHub's (failure, timed_out, startup_failure) and
+# GitLab's pipeline status (failed). success is green; cancelled, skipped, neutral... decide nothing.
+RED_CONCLUSIONS = frozenset({"failure", "timed_out", "startup_failure", "failed"})
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A finished CI run (a workflow run, a pipeline): its id, the commit it tested, its
+    conclusion as the forge words it, and where a person sees it."""
+
+    run_id: int
+    sha: str
+    conclusion: str
+    url: str = ""
+
+    @property
+    def red(self) -> bool:
+        return self.conclusion in RED_CONCLUSIONS
+
+    @property
+    def green(self) -> bool:
+        return self.conclusion == "success"
+
+
 @dataclass(frozen=True)
 class Limits:
     """Caps on what we pull from a forge, so a hostile or huge run cannot fill the runner."""
@@ -228,6 +254,15 @@ class Forge(Protocol):
     def default_branch(self) -> str: ...
 
     def protected(self, branch: str) -> bool: ...
+
+    # -- issue 16, pre-existing failures ---------------------------------------------------------
+
+    def latest_completed_run(self, branch: str, workflow: str = "") -> RunInfo | None:
+        """The newest finished run on `branch` (whatever its conclusion), None when there is none.
+        `workflow` (GitHub: the workflow's id, file or name) picks that workflow's runs when some
+        are among the newest; a forge with one CI definition per project (GitLab) ignores it.
+        A change request's runs of a fork's branch of the same name are never `branch`'s."""
+        ...
 
 
 @runtime_checkable

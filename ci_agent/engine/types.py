@@ -126,6 +126,9 @@ class Trigger:
     # the run's commit is one of our attempts (its message carries the trailer): a green run of
     # it matters in modes push/propose, where attempts live on the failing branch itself
     attempt_commit: bool = False
+    # The CI definition that ran, where a forge has several (GitHub: the workflow's id or file);
+    # issue 16 compares a failure with the default branch's latest run of the same workflow.
+    workflow: str = ""
 
     @property
     def on_fix_branch(self) -> bool:

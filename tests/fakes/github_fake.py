@@ -122,6 +122,10 @@ class Run:
     attempt: int = 1
     rerun_ends: str | None = None  # None: the fake's `rerun_ends`
     replaced: set[int] = field(default_factory=set)  # jobs a newer attempt ran again
+    # issue 16 (pre-existing failures): which workflow ran, and the repository the tested
+    # branch lives in (another one for a fork's pull request)
+    workflow: str = "ci.yml"
+    head_repo: str = ""
 
 
 RERUN_ENDINGS = ("failure", "success", "queued")
@@ -225,10 +229,13 @@ class GitHubFake(Served):
     def add_run(self, run_id: int, jobs: list[tuple[str, str]],
                 artifacts: Sequence[tuple[str, bytes]] = (), expired: tuple[str, ...] = (), *,
                 branch: str = "main", sha: str = "a" * 40, conclusion: str = "failure",
-                event: str = "push", created_at: str = "2026-01-01T00:00:00Z") -> list[int]:
-        """A completed run; jobs as (name, conclusion) with a log each; returns the job ids."""
+                event: str = "push", created_at: str = "2026-01-01T00:00:00Z", workflow: str = "ci.yml",
+                status: str = "completed", head_repo: str = "") -> list[int]:
+        """A run (completed unless `status` says otherwise) of `workflow` (a file under
+        .github/workflows); jobs as (name, conclusion) with a log each; returns the job ids.
+        `head_repo` is the repository the branch lives in (a fork's `owner/name`), ours when empty."""
         run = Run(head_branch=branch, head_sha=sha, conclusion=conclusion, event=event,
-                  created_at=created_at)
+                  created_at=created_at, workflow=workflow, status=status, head_repo=head_repo)
         for name, conclusion in jobs:
             job_id = next(self._ids)
             run.jobs.append(self._job_json(job_id, run_id, name, conclusion))
@@ -470,7 +477,12 @@ class GitHubFake(Served):
     def _run_json(self, run_id: int) -> dict[str, Any]:
         run = self.runs[run_id]
         url = f"{self._repo_url}/actions/runs/{run_id}"
-        return {"id": run_id, "name": "CI", "status": run.status, "conclusion": run.conclusion or None,
+        repo = {"id": 42, "full_name": f"{self.owner}/{self.repo}", "url": self._repo_url}
+        head = {"id": 43, "full_name": run.head_repo} if run.head_repo else repo
+        return {"id": run_id, "name": run.workflow.removesuffix(".yml").upper(), "status": run.status,
+                "conclusion": run.conclusion or None,
+                "workflow_id": _workflow_id(run.workflow), "path": f".github/workflows/{run.workflow}",
+                "repository": repo, "head_repository": head,
                 "head_branch": run.head_branch, "head_sha": run.head_sha, "event": run.event, "url": url,
                 "html_url": f"https://github.com/{self.owner}/{self.repo}/actions/runs/{run_id}",
                 "jobs_url": f"{url}/jobs", "artifacts_url": f"{url}/artifacts",
@@ -777,6 +789,11 @@ _FAILED = frozenset({"failure", "timed_out", "startup_failure", "cancelled"})
 def _latest(run: Run) -> list[dict[str, Any]]:
     """Each job's newest attempt (`filter=latest`, GitHub's default): none a re-run replaced."""
     return [j for j in run.jobs if j["id"] not in run.replaced]
+
+
+def _workflow_id(file: str) -> int:
+    """A stable id per workflow file, as GitHub gives each workflow one."""
+    return 1000 + sum(file.encode()) % 9000
 
 
 def _served(result: Reply | Broken) -> Reply:

@@ -77,6 +77,18 @@ def _labels(value: Any) -> list[str]:
     return [str(x).strip() for x in items if str(x).strip()]
 
 
+# GitLab's pipeline scopes (`GET /projects/:id/pipelines?scope=`); `finished` is the statuses
+# HasStatus::COMPLETED_STATUSES names.
+_SCOPES = {"running": {"running"}, "pending": {"pending", "created", "preparing", "waiting_for_resource"},
+           "finished": {"success", "failed", "canceled", "skipped"}}
+
+
+def _in_scope(pipeline: dict[str, Any], scope: str) -> bool:
+    if scope in _SCOPES:
+        return pipeline["status"] in _SCOPES[scope]
+    return scope != "tags"  # `branches`: every pipeline of the fake runs on a branch
+
+
 class FakeRoutes:
     """In-memory GitLab state for one project, and the handlers of its routes."""
 
@@ -227,6 +239,9 @@ class FakeRoutes:
     def r_pipelines(self, call: Call) -> list[dict[str, Any]]:
         keys = ("ref", "sha", "status", "source")
         found = [p for p in self.pipelines.values() if all(call.query.get(k) in (None, p[k]) for k in keys)]
+        scope = call.query.get("scope")
+        if scope is not None:  # GitLab's scopes (issue 16 asks for `finished`)
+            found = [p for p in found if _in_scope(p, scope)]
         return sorted(found, key=lambda p: p["id"], reverse=call.query.get("sort", "desc") == "desc")
 
     def r_pipeline(self, call: Call, pipeline: str) -> Reply:

@@ -19,6 +19,7 @@ from ci_agent.engine.forge import Forge, Permission
 from ci_agent.platforms.github.forge import GitHubForge
 from ci_agent.platforms.gitlab.forge import GitLabForge
 from ci_agent.platforms.local.forge import LocalForge
+from ci_agent.platforms.local.forge_latest import record_run
 from ci_agent.retry import Waiting
 from tests.fakes.github_fake import GitHubFake
 from tests.fakes.gitlab_fake import FakeJob, GitLabFake
@@ -116,6 +117,14 @@ class Subject(Protocol):
         "success"."""
         ...
 
+    # -- issue 16: the default branch's latest completed run ----------------------------------
+
+    def run_of(self, branch: str, sha: str, outcome: str, workflow: str = "ci.yml") -> int:
+        """A run of `branch` at `sha`, newer than every run before it, of `workflow` where the
+        forge has several: `outcome` is "failed", "passed", "cancelled" or "running" (not done).
+        Its id."""
+        ...
+
 
 class LocalSubject:
     name = "local"
@@ -125,6 +134,7 @@ class LocalSubject:
         self.local.configure(protected=["main"], workflows={STARTABLE: True, NOT_STARTABLE: False})
         self.sha = "c" * 40
         self._runs = tmp_path / "forge" / "runs"
+        self._next_run = 100
 
     def comment_by(self, number: int, body: str, author: str) -> int:
         return self.local.add_comment(number, body, author)
@@ -152,6 +162,13 @@ class LocalSubject:
 
     def ci_started_on(self) -> list[str]:
         return [start["ref"] for start in self.local.read()["dispatches"]]
+
+    def run_of(self, branch: str, sha: str, outcome: str, workflow: str = "ci.yml") -> int:
+        self._next_run += 1
+        conclusion = {"failed": "failure", "passed": "success", "cancelled": "cancelled"}.get(outcome, "")
+        record_run(self._runs, self._next_run, branch=branch, sha=sha, conclusion=conclusion,
+                   workflow=workflow, status="in_progress" if outcome == "running" else "completed")
+        return self._next_run
 
     def failed_run_of(self, branch: str, sha: str) -> int:
         raise NotImplementedError("the local forge's runs are folders, without branch or commit")
@@ -203,6 +220,14 @@ class GitHubSubject:
     def rerun_ends(self, run_id: int, ends: str) -> None:
         self.fake.runs[run_id].rerun_ends = ends
 
+    def run_of(self, branch: str, sha: str, outcome: str, workflow: str = "ci.yml") -> int:
+        run_id = 100 + len(self.fake.runs)
+        conclusion = {"failed": "failure", "passed": "success", "cancelled": "cancelled"}.get(outcome, "")
+        self.fake.add_run(run_id, [], branch=branch, sha=sha, conclusion=conclusion, workflow=workflow,
+                          status="in_progress" if outcome == "running" else "completed",
+                          created_at=f"2026-01-01T{run_id // 60 % 24:02d}:{run_id % 60:02d}:00Z")
+        return run_id
+
 
 # GitLab access levels (Guest ... Owner) for each permission
 GITLAB_LEVELS = {Permission.READ: 10, Permission.TRIAGE: 20, Permission.WRITE: 30, Permission.MAINTAIN: 40,
@@ -245,3 +270,7 @@ class GitLabSubject:
 
     def rerun_ends(self, run_id: int, ends: str) -> None:
         self.fake.rerun_ends_for[run_id] = ends
+
+    def run_of(self, branch: str, sha: str, outcome: str, workflow: str = "ci.yml") -> int:
+        status = {"failed": "failed", "passed": "success", "cancelled": "canceled"}.get(outcome, "running")
+        return self.fake.add_pipeline(branch, sha, status, [])

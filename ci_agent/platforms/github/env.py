@@ -68,6 +68,7 @@ class GitHubContext:
     actor: str = ""
     triggering_actor: str = ""
     event: Mapping[str, Any] = field(default_factory=dict)
+    workflow_ref: str = ""  # GITHUB_WORKFLOW_REF: owner/repo/.github/workflows/ci.yml@refs/heads/x
 
 
 def in_github_actions(env: Mapping[str, str]) -> bool:
@@ -117,6 +118,7 @@ def github_context(env: Mapping[str, str]) -> GitHubContext:
         actor=env.get("GITHUB_ACTOR", ""),
         triggering_actor=env.get("GITHUB_TRIGGERING_ACTOR", "") or env.get("GITHUB_ACTOR", ""),
         event=load_event(env.get("GITHUB_EVENT_PATH", "")),
+        workflow_ref=env.get("GITHUB_WORKFLOW_REF", ""),
     )
 
 
@@ -156,7 +158,8 @@ def _inline(ctx: GitHubContext, job_status: str = "") -> Trigger:
     # green job: `job_status` says which.
     conclusion = job_status if job_status in ("success", "cancelled") else "failure"
     found = Trigger("inline", branch, sha, ctx.run_id, ctx.run_attempt, conclusion,
-                    number if isinstance(number, int) else None, ctx.triggering_actor or ctx.actor, fork)
+                    number if isinstance(number, int) else None, ctx.triggering_actor or ctx.actor, fork,
+                    workflow=workflow_file(ctx.workflow_ref))
     return judge(found, head_repo)
 
 
@@ -175,8 +178,15 @@ def _workflow_run(ctx: GitHubContext) -> Trigger:
                     _text(run.get("id")), _text(run.get("run_attempt")) or "1",
                     _text(run.get("conclusion")), number if isinstance(number, int) else None,
                     actor, fork,
-                    attempt_commit=is_attempt_message(_text(_get(run, "head_commit", "message"))))
+                    attempt_commit=is_attempt_message(_text(_get(run, "head_commit", "message"))),
+                    workflow=_text(run.get("workflow_id")))
     return judge(found, head_repo)
+
+
+def workflow_file(workflow_ref: str) -> str:
+    """The workflow's file name in GITHUB_WORKFLOW_REF (`o/r/.github/workflows/ci.yml@refs/...`),
+    which the runs API accepts for the workflow; empty when there is none."""
+    return workflow_ref.split("@", 1)[0].rsplit("/", 1)[-1] if "/" in workflow_ref else ""
 
 
 # --- slash commands: the comment that may hold one (issue 7) --------------------------------------

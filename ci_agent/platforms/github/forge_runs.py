@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ci_agent.engine.forge import Artifact, CiStart, Job, JobLog, Limits
+from ci_agent.engine.forge import Artifact, CiStart, Job, JobLog, Limits, RunInfo
 from ci_agent.errors import ForgeError, status_of
 from ci_agent.platforms.download import download_and_unpack, safe_name, stream_to_file
+from ci_agent.platforms.github import forge_latest
 from ci_agent.platforms.github.forge_calls import GitHubCalls, location
 
 FAILED_CONCLUSIONS = frozenset({"failure", "timed_out", "startup_failure"})
@@ -86,6 +87,9 @@ class GitHubRuns:
             return None
         newest = max(runs, key=lambda r: (str(r.get("created_at") or ""), int(r["id"])))
         return int(newest["id"])
+
+    def latest_completed_run(self, branch: str, workflow: str = "") -> RunInfo | None:
+        return forge_latest.latest_completed_run(self._api, branch, workflow)  # issue 16
 
     def start_ci(self, branch: str, commit: str, workflow: str = "") -> CiStart:
         """`workflow_dispatch` of `workflow` on `branch` (GitHub runs the branch's tip, `commit`).

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ci_agent.engine.forge import Artifact, CiStart, Job, JobLog, Limits
+from ci_agent.engine.forge import Artifact, CiStart, Job, JobLog, Limits, RunInfo
 from ci_agent.errors import ForgeError, status_of
 from ci_agent.platforms.download import download_and_unpack, safe_name, stream_to_file, too_big
+from ci_agent.platforms.gitlab import forge_latest
 from ci_agent.platforms.gitlab.forge_calls import GitLabCalls
 from ci_agent.platforms.gitlab.http import expired_at
 
@@ -96,6 +97,10 @@ class GitLabRuns:
         pipeline = self._api.call("create pipelines", "Developer",
                                   lambda: self._api.project.pipelines.create(data), idempotent=False)
         return int(pipeline.id)
+
+    def latest_completed_run(self, branch: str, workflow: str = "") -> RunInfo | None:
+        """One pipeline definition per project: `workflow` does not apply (issue 16)."""
+        return forge_latest.latest_completed_run(self._api, branch)
 
     def start_ci(self, branch: str, commit: str, workflow: str = "") -> CiStart:
         """A pipeline for `commit` on `branch`: the one already there, else a new one. A project

@@ -36,12 +36,14 @@ from ci_agent.engine.forge import (
     Permission,
     Rerun,
     RunState,
+    RunInfo,
     pick_status_comment,
     status_body,
     status_state,
 )
 from ci_agent.errors import ForgeError
 from ci_agent.platforms.download import safe_name, stream_to_file, too_big, unpack
+from ci_agent.platforms.local import forge_latest
 
 STATE_FILE = "forge.json"
 LOCAL_BOT = "ci-agent[bot]"
@@ -189,6 +191,10 @@ class LocalForge:
         if archive.stat().st_size > self._limits.max_archive_bytes:
             return Artifact(archive.stem, None, too_big(self._limits, "zip"))
         return unpack(archive.stem, archive, dest / safe_name(archive.stem, "artifact"), self._limits)
+
+    def latest_completed_run(self, branch: str, workflow: str = "") -> RunInfo | None:
+        """From the runs' `run.json` (`forge_latest.record_run`), issue 16."""
+        return forge_latest.latest_completed_run(self._dir / "runs", branch, workflow)
 
     # -- change requests ---------------------------------------------------------------------
 
