@@ -72,11 +72,13 @@ _PERMISSION_NAMES = {p.name.lower(): p for p in Permission} | {"pull": Permissio
 
 @dataclass(frozen=True)
 class Job:
-    """A failed job of a CI run."""
+    """A failed job of a CI run. `failure_reason` is GitLab's (`runner_system_failure`,
+    `script_failure`, ...); GitHub has none (its `conclusion`, e.g. `timed_out`, says it)."""
 
     id: int
     name: str
     conclusion: str
+    failure_reason: str = ""
 
 
 @dataclass(frozen=True)

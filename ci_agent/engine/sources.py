@@ -22,6 +22,7 @@ from pathlib import Path
 from ci_agent import git
 from ci_agent.engine.forge import Forge, Job
 from ci_agent.engine.types import ActionInputs, Trigger
+from ci_agent.triage.infra import JobOutcome
 
 _EXAMPLES = 3
 
@@ -34,6 +35,9 @@ class Sources:
     # (download folder, label): how fetched files are named to people and the model, never by
     # the runner's temp path (`collect.display_name`)
     labels: tuple[tuple[str, str], ...] = ()
+    # what the forge says of each failed job whose log was read (fetched sources only): the
+    # infrastructure verdict reads a cancelled, timed-out or runner-failed job from it
+    jobs: tuple[JobOutcome, ...] = ()
 
 
 def _absolute(base: Path, pattern: str) -> str:
@@ -146,4 +150,5 @@ def fetched_sources(forge: Forge, trig: Trigger, inputs: ActionInputs, dest: Pat
         if usable and patterns and not matched:
             notes.append(f"{name} ({', '.join(patterns)}) matched no file in the artifacts of "
                          f"{_names(usable)}")
-    return Sources(tuple(traces + logs), tuple(results), tuple(notes), labels)
+    outcomes = tuple(JobOutcome(job.name, job.conclusion, job.failure_reason) for job in failed)
+    return Sources(tuple(traces + logs), tuple(results), tuple(notes), labels, outcomes)

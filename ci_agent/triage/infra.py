@@ -3,8 +3,10 @@
 The rule (tests/triage/test_infra.py proves each branch):
 
 1. Signals. An infrastructure signal is one of
-   - a failed job's own outcome: GitHub's conclusion `cancelled` or `timed_out`; GitLab's status
-     `canceled` or a `failure_reason` of the runner or the platform (`INFRA_FAILURE_REASONS`);
+   - the failed jobs' own outcomes, when every failed job has one: GitHub's conclusion
+     `cancelled` or `timed_out`; GitLab's status `canceled` or a `failure_reason` of the runner or
+     the platform (`INFRA_FAILURE_REASONS`). A job that just failed beside them voids them (a
+     fail-fast matrix cancels the siblings of the job that failed);
    - a line of a log in the wording of a feed, registry, resolver, the kernel, a runtime or a
      runner (`infra_signals.SIGNALS`: NuGet NU1301 "Unable to load the service index", npm
      ECONNRESET/EAI_AGAIN, pip's connection retries, "Could not resolve host", "No space left on
@@ -99,7 +101,9 @@ def classify(report: Report, logs: Sequence[Path], jobs: Sequence[JobOutcome] = 
 
 
 def job_hits(jobs: Sequence[JobOutcome]) -> list[Hit]:
-    """The jobs whose outcome alone says the environment stopped them."""
+    """The jobs' outcomes when each says the environment stopped it. One job that simply failed
+    makes them say nothing: a fail-fast matrix cancels its siblings because one job failed, and a
+    cancelled sibling does not explain that failure (its log still may)."""
     hits = []
     for job in jobs:
         reason = job.failure_reason.strip().lower()
@@ -110,6 +114,8 @@ def job_hits(jobs: Sequence[JobOutcome]) -> list[Hit]:
         elif conclusion in INFRA_CONCLUSIONS:
             hits.append(Hit(INFRA_CONCLUSIONS[conclusion], evidence_text(
                 f"job {job.name!r}: {conclusion}"), "forge"))
+        else:
+            return []
     return hits
 
 

@@ -35,7 +35,9 @@ class Reply:
 @dataclass(frozen=True)
 class FakeJob:
     """A job of a pipeline added with `GitLabFake.add_pipeline`. `artifacts` is a zip's bytes;
-    `artifacts_expired` keeps the job listing its expiry date but no archive (GitLab erased it)."""
+    `artifacts_expired` keeps the job listing its expiry date but no archive (GitLab erased it).
+    `failure_reason` is what GitLab says of a failed job (`script_failure` unless a test says
+    `runner_system_failure`, `stuck_or_timeout_failure`, ...); GitLab sends null for the others."""
 
     name: str
     status: str
@@ -44,6 +46,7 @@ class FakeJob:
     stage: str = "test"
     allow_failure: bool = False
     artifacts_expired: bool = False
+    failure_reason: str = "script_failure"
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ class FakeRoutes:
             "id": job_id, "name": job.name, "stage": job.stage, "status": job.status,
             "allow_failure": job.allow_failure, "ref": pipeline["ref"], "tag": False,
             "created_at": _NOW, "started_at": _NOW, "finished_at": _NOW, "duration": 60.0,
-            "failure_reason": "script_failure" if job.status == "failed" else None,
+            "failure_reason": job.failure_reason if job.status == "failed" else None,
             "web_url": f"{self.web_url}/-/jobs/{job_id}", "user": self.user_basic("maint"),
             "commit": {"id": pipeline["sha"], "short_id": pipeline["sha"][:8]},
             "pipeline": {k: pipeline[k] for k in ("id", "iid", "project_id", "ref", "sha", "status",

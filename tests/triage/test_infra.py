@@ -242,6 +242,21 @@ def test_job_outcomes_that_are_not(job: JobOutcome) -> None:
     assert classify(EMPTY, [], (job,)) is None
 
 
+def test_job_outcomes_count_only_when_every_failed_job_has_one(tmp_path: Path) -> None:
+    """A fail-fast matrix: `linux` failed, so GitHub cancelled `windows`; the cancellation is
+    the consequence, not the cause."""
+    matrix = (JobOutcome("test (linux)", "failure"), JobOutcome("test (windows)", "cancelled"))
+    assert classify(EMPTY, [], matrix) is None
+    both = (JobOutcome("test (linux)", "timed_out"), JobOutcome("deploy", "failed", "runner_system_failure"))
+    verdict = classify(EMPTY, [], both)
+    assert verdict is not None
+    assert verdict.evidence == ("job 'deploy': failure reason runner_system_failure",
+                                "job 'test (linux)': timed_out")
+    # the failed job's own log can still tell: it was killed
+    killed = write_log(tmp_path, "bash: line 1:  4242 Killed                  pytest\n")
+    assert classify(EMPTY, [killed], matrix) is not None
+
+
 def test_a_cancelled_job_with_a_real_test_failure_gets_no_verdict() -> None:
     report = with_items(failures=(failed_test("Expected: 3 But was: 2"),))
     assert classify(report, [], (JobOutcome("test", "cancelled"),)) is None

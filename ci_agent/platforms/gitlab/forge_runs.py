@@ -28,7 +28,8 @@ class GitLabRuns:
         def fetch() -> list[Job]:
             pipeline = self._api.project.pipelines.get(run_id, lazy=True)
             jobs = pipeline.jobs.list(scope=["failed"], get_all=True)
-            return [Job(j.id, j.name, "failed (allowed to fail)" if j.allow_failure else "failed")
+            return [Job(j.id, j.name, "failed (allowed to fail)" if j.allow_failure else "failed",
+                        str(j.attributes.get("failure_reason") or ""))
                     for j in jobs]
         return self._api.call(f"list the jobs of pipeline {run_id}", "Reporter", fetch)
 
