@@ -23,7 +23,20 @@ from typing import Any
 from ci_agent import git
 from ci_agent.engine import state
 from ci_agent.engine.budget import AttemptRecord, AttemptResult, Event, Reset, ResetReason
-from ci_agent.engine.marker_entries import Proposed, Tried, Unverifiable, finite_time, json_list, whole_number
+from ci_agent.engine.marker_entries import (
+    FlakyRecord,
+    Proposed,
+    RerunRecord,
+    Tried,
+    Unverifiable,
+    bounded,
+    finite_time,
+    json_list,
+    newest_flaky,
+    newest_reruns,
+    records,
+    whole_number,
+)
 
 STATE_VERSION = 1
 REMOTE_PREFIX = "refs/ci-agent/remote/"
@@ -57,6 +70,10 @@ class ForgeState:
     proposed: Proposed | None = None
     # Verify commands that could not run: the failures no rerun pays for again (see Unverifiable).
     unverifiable: tuple[Unverifiable, ...] = ()
+    # Issue 16: the one re-run of each CI run's failed jobs (run id -> record), and the flaky
+    # verdicts per test (test name -> record).
+    reruns: Mapping[str, RerunRecord] = field(default_factory=dict)
+    flaky: Mapping[str, FlakyRecord] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"v": STATE_VERSION, "fix_branch": self.fix_branch, "source_branch": self.source_branch,
@@ -66,7 +83,10 @@ class ForgeState:
                 "tried": [t.to_json() for t in self.tried], "handled": list(self.handled),
                 "command_times": list(self.command_times),
                 "proposed": self.proposed.to_json() if self.proposed else None,
-                "unverifiable": [u.to_json() for u in self.unverifiable]}
+                "unverifiable": [u.to_json() for u in self.unverifiable],
+                # issue 16's records only when there are some: a marker without them reads the same
+                **({"reruns": {k: r.to_json() for k, r in self.reruns.items()}} if self.reruns else {}),
+                **({"flaky": {k: f.to_json() for k, f in self.flaky.items()}} if self.flaky else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> ForgeState:
@@ -99,7 +119,9 @@ class ForgeState:
                    proposed=Proposed.from_json(data.get("proposed")),
                    unverifiable=tuple(u for u in (Unverifiable.from_json(x)
                                                   for x in json_list(data.get("unverifiable")))
-                                      if u is not None)[-_MAX_RUNS:])
+                                      if u is not None)[-_MAX_RUNS:],
+                   reruns=newest_reruns(records(data.get("reruns"), RerunRecord.from_json)),
+                   flaky=newest_flaky(records(data.get("flaky"), FlakyRecord.from_json)))
 
     def merged_with(self, current: ForgeState) -> ForgeState:
         """Our state written over `current`, what the status comment holds now (another job may
@@ -123,6 +145,12 @@ class ForgeState:
             handled=tuple(dict.fromkeys((*current.handled, *self.handled)))[-_MAX_HANDLED:],
             command_times=tuple(sorted(set(current.command_times) | set(self.command_times)))[-_MAX_TIMES:],
             unverifiable=_merge_unverifiable(current.unverifiable, self.unverifiable),
+            reruns=newest_reruns({**current.reruns, **{
+                run: record for run, record in self.reruns.items()
+                if record.concluded or run not in current.reruns}}),  # a conclusion is never undone
+            flaky=newest_flaky({**current.flaky, **{
+                test: record.merged_with(current.flaky[test]) if test in current.flaky else record
+                for test, record in self.flaky.items()}}),
         )
 
     def standing_unverifiable(self, fingerprint: str, verify: str) -> Unverifiable | None:
@@ -140,6 +168,16 @@ class ForgeState:
     def with_command(self, comment_id: int, when: float) -> ForgeState:
         return replace(self, handled=(*self.handled, comment_id)[-_MAX_HANDLED:],
                        command_times=(*self.command_times, when)[-_MAX_TIMES:])
+
+    def with_rerun(self, run_id: str, record: RerunRecord) -> ForgeState:
+        return replace(self, reruns=newest_reruns({**self.reruns, run_id: record}))
+
+    def with_flaky(self, tests: tuple[str, ...], run_id: str) -> ForgeState:
+        """One flaky verdict for each of `tests`, given by run `run_id` (counted once per run)."""
+        flaky = dict(self.flaky)
+        for test in dict.fromkeys(bounded(t) for t in tests):
+            flaky[test] = flaky.get(test, FlakyRecord(0)).with_run(run_id)
+        return replace(self, flaky=newest_flaky(flaky))
 
     def with_run(self, run_id: str, verdict: str) -> ForgeState:
         runs = dict(self.runs)

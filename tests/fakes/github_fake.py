@@ -248,7 +248,8 @@ class GitHubFake(Served):
         return [j["id"] for j in run.jobs]
 
     def finish_rerun(self, run_id: int, ends: str = "failure") -> None:
-        """A queued re-run of run `run_id` finishes: its queued jobs end as `ends` says."""
+        """A queued re-run of run `run_id` finishes: its queued jobs end as `ends` says
+        ("failure", "success", or a conclusion such as "cancelled")."""
         with self._lock:
             run = self.runs[run_id]
             for job in run.jobs:
@@ -538,8 +539,8 @@ class GitHubFake(Served):
         if ends == "queued":
             job.update(status="queued", conclusion=None, completed_at=None)
             return
-        job.update(status="completed", conclusion=failed_as if ends == "failure" else "success",
-                   completed_at="2026-01-01T00:10:00Z")
+        conclusion = {"failure": failed_as, "success": "success"}.get(ends, ends)  # or "cancelled"
+        job.update(status="completed", conclusion=conclusion, completed_at="2026-01-01T00:10:00Z")
         if ends == "success":
             self.logs[job["id"]] = f"{job['name']}: all tests passed\n".encode()
 
@@ -551,7 +552,9 @@ class GitHubFake(Served):
             run.status, run.conclusion = "queued", ""
             return
         run.status = "completed"
-        run.conclusion = "failure" if any(j["conclusion"] in _FAILED for j in latest) else "success"
+        ends = {j["conclusion"] for j in latest}
+        run.conclusion = ("failure" if ends & (_FAILED - {"cancelled"})
+                          else "cancelled" if "cancelled" in ends else "success")
 
     def _artifacts(self, run: str, query: dict[str, str], **_: Any) -> Reply:
         arts = self.runs[int(run)].artifacts if int(run) in self.runs else []

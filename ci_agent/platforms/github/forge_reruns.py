@@ -26,6 +26,10 @@ class GitHubReruns:
     _api: GitHubCalls
 
     def rerun_failed_jobs(self, run_id: int) -> Rerun:
+        """The attempt is read BEFORE asking: once GitHub has started the re-run, no failure of
+        ours may say it did not (the new attempt is the run's attempt + 1)."""
+        before = self._api.call(f"read run {run_id}", "actions: read",
+                                lambda: int(self._api.repo.get_workflow_run(run_id).run_attempt or 1))
         url = f"{self._run_url(run_id)}/rerun-failed-jobs"
         what = f"re-run the failed jobs of run {run_id}"
         try:
@@ -36,7 +40,7 @@ class GitHubReruns:
                            idempotent=False)
         except ForgeError as error:
             raise _refusal(error, run_id) from error
-        return Rerun(run_id, self.run_state(run_id).attempt)
+        return Rerun(run_id, before + 1)
 
     def run_state(self, run_id: int) -> RunState:
         def fetch() -> RunState:

@@ -79,7 +79,7 @@ def test_a_token_without_actions_write_is_told_which_permission(fake: GitHubFake
 
 
 def test_an_unknown_run_says_nothing_was_found(fake: GitHubFake) -> None:
-    with pytest.raises(ForgeError, match="found nothing to re-run the failed jobs of run 99"):
+    with pytest.raises(ForgeError, match="found nothing to read run 99"):
         make(fake).rerun_failed_jobs(99)
 
 

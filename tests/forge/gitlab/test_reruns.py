@@ -131,6 +131,25 @@ def test_the_newest_job_of_a_name_counts_and_retries_are_attempts() -> None:
     assert pipeline_state("failed", jobs) == RunState("completed", "failure", 3, (5,))
 
 
+def test_once_retried_the_retried_jobs_decide_not_our_own_running_job() -> None:
+    """The fix job runs in `.post` of the same pipeline: the pipeline reads running meanwhile."""
+    ours = job(9, "ci-agent-fix", "running")
+    first = [job(1, "unit", "failed"), job(2, "lint", "success"), ours]
+
+    assert pipeline_state("running", [*first, job(10, "unit", "success")]) == RunState(
+        "completed", "success", 2)
+    assert pipeline_state("running", [*first, job(10, "unit", "failed")]) == RunState(
+        "completed", "failure", 2, (10,))
+    assert pipeline_state("running", [*first, job(10, "unit", "pending")]).status == "queued"
+    assert pipeline_state("running", [*first, job(10, "unit", "running")]).status == "in_progress"
+
+
+def test_a_retried_job_allowed_to_fail_does_not_fail_the_retry() -> None:
+    jobs = [job(1, "flaky-lint", "failed"), {**job(2, "flaky-lint", "failed"), "allow_failure": True}]
+
+    assert pipeline_state("success", jobs).passed
+
+
 def test_a_pipeline_waiting_on_a_manual_job_passed_when_nothing_failed() -> None:
     assert pipeline_state("manual", [job(1, "unit", "success")]).passed
     assert not pipeline_state("manual", [job(1, "unit", "failed")]).passed
