@@ -2,7 +2,8 @@
 
 Progress: human lines on stderr, or JSON lines on stdout with `--json`. The Markdown summary
 goes to stdout (or `--summary FILE`). Exit codes are DESIGN.md §4.2: 0 fixed/committed/nothing
-to do/dry run, 2 usage, 3 budget exhausted, 4 the model declined or no safe patch, 5 the model
+to do/dry run/flaky, 1 an infrastructure failure (no model call),
+2 usage, 3 budget exhausted, 4 the model declined or no safe patch, 5 the model
 service failed.
 """
 
@@ -34,7 +35,10 @@ HELP = "ask Claude for a fix of the failing build and leave it on a local branch
 DESCRIPTION = ("Collect the failure (given logs, or run --command), distill it, ask Claude for "
     "a minimal patch, police and apply it, verify it (--verify), and commit it on "
     "ci-agent/fix/<branch>, all in a git worktree: your working copy is never touched. "
-    "Exit 0 done, 2 usage, 3 attempt budget exhausted, 4 no safe patch, 5 model service failure.")
+    "Before the model: an infrastructure failure (feed, network, disk, memory) ends the run, and the "
+    "failed tests are re-run alone once: passing then, they are flaky and nothing is patched. "
+    "Exit 0 done (or flaky), 1 infrastructure failure, 2 usage, 3 attempt budget exhausted, "
+    "4 no safe patch, 5 model service failure.")
 
 
 def add_arguments(fix: argparse.ArgumentParser) -> None:
@@ -99,7 +103,7 @@ def _plan(args: argparse.Namespace, repo: Path, settings: Settings, model: Model
     return Plan(repo=repo, source_ref=source.ref, fix_branch=source.fix_branch, model=model,
                 command=command, verify=settings.commands.verify, logs=logs, result_globs=results,
                 timeout_s=settings.commands.timeout_s, dry_run=args.dry_run,
-                keep_worktree=args.keep_worktree, retry=args.retry)
+                keep_worktree=args.keep_worktree, retry=args.retry, judge_locally=True)
 
 
 def _check_verify(plan: Plan, where: str) -> None:
@@ -171,7 +175,10 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
         return int(outcome.exit_code)
     summary = redact(summary_markdown(outcome, plan))
     _write_summary(summary, args.summary, args.json)
-    extra = {"summary": summary} if args.json and not args.summary else {}
+    extra: dict[str, object] = {"summary": summary} if args.json and not args.summary else {}
+    if outcome.triage is not None and outcome.triage.verdict is not None:
+        extra["verdict"] = outcome.triage.verdict.to_json()
+        extra["quarantine"] = list(outcome.triage.quarantine)
     emit("done", status=outcome.status, exit_code=int(outcome.exit_code), branch=outcome.fix_branch,
          usage=outcome.usage.to_json(), message=outcome.message, **extra)
     return int(outcome.exit_code)

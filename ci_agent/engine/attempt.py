@@ -20,7 +20,8 @@ from ci_agent.config import Settings
 from ci_agent.engine import state
 from ci_agent.engine.budget import AttemptRecord, AttemptResult, Budget, Event, Reset, ResetReason, assess
 from ci_agent.engine.collect import Collected, collect, describe
-from ci_agent.engine.ledger import Ledger
+from ci_agent.engine.ledger import GitFlakyLog, Ledger
+from ci_agent.engine.local_triage import Check, Triage, judge
 from ci_agent.errors import CiAgentError, ExitCode
 from ci_agent.llm.client import ModelClient
 from ci_agent.llm.prompt import AttemptNote, compose_user_text
@@ -66,6 +67,7 @@ class Plan:
     explain: bool = False  # `/ci-agent explain`: ask for the root cause, apply nothing
     labels: tuple[tuple[str, str], ...] = ()  # how inputs in download folders are named
     warn_inputs: bool = True  # False: the caller collected the same inputs and said what was missing
+    judge_locally: bool = False  # `fix --local`: verdicts before the model (engine/local_triage.py)
 
 
 @dataclass
@@ -100,6 +102,7 @@ class Outcome:
     message: str = ""
     request: dict[str, Any] | None = None
     worktree: Path | None = None
+    triage: Triage | None = None  # what the checks before the model found (fix --local)
 
     @property
     def usage(self) -> Usage:
@@ -183,8 +186,14 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
     if plan.retry:
         ledger.record(tip, lambda _: Reset(ResetReason.RETRY))
         budget = assess(ledger.events(), settings.budget.max_attempts)
+    # An exhausted budget escalates without a model call anyway: no re-run for a verdict it needs not.
+    judging = plan.judge_locally and not (budget.exhausted and not plan.explain)
+    triage = _judge(plan, settings, emit, workdir, tip, first) if judging else None
+    if triage is not None and triage.status:  # a verdict: no patch, no model client made
+        return Outcome(triage.status, triage.exit_code, plan.fix_branch, first.report, first.fingerprint,
+                       budget, message=triage.message, triage=triage)
     outcome = Outcome("escalated", ExitCode.BUDGET_EXHAUSTED, plan.fix_branch, first.report,
-                      first.fingerprint, budget)
+                      first.fingerprint, budget, triage=triage)
     notes = [AttemptNote(r.number, r.summary, after_fingerprint=r.after) for r in budget.failures]
     current = first
     client: ModelClient | None = None
@@ -228,6 +237,11 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
                                  describe(plan.verify), log.after_fingerprint, log.after))
         current = Collected(log.after, log.after_fingerprint)
         budget = assess(ledger.events(), settings.budget.max_attempts)
+
+
+def _judge(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: str, first: Collected) -> Triage:
+    check = Check(plan.command, plan.logs, plan.result_globs, plan.timeout_s, workdir, tip, plan.dry_run)
+    return judge(check, settings, first, emit, GitFlakyLog(plan.repo, identity(settings)))
 
 
 def _without_patch(plan: Plan, emit: Emit, log: AttemptLog, answer: PatchProposal | GiveUp,

@@ -14,11 +14,18 @@ was tried on (its head). A `Ledger` keeps those:
 
 Both number an attempt from the events they read (`record(head, build)` calls `build(events)`),
 and both record an attempt id once: a rerun re-recording it changes nothing.
+
+Flakiness is a fact about a test, not about a fix branch: `GitFlakyLog` (`fix --local`, issue 16)
+keeps one commit per flaky verdict on `refs/ci-agent/flaky` of the user's repository, naming the
+tests that failed and then passed when re-run, so a test flaky `triage.quarantine_after` times is
+named a quarantine candidate. (In CI the status comment's marker keeps the same count.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
@@ -126,3 +133,66 @@ class MarkerLedger:
         tried = Tried(head, event.number, event.fingerprint, event.after, f"{self.run_id}-{event.number}",
                       " ".join(event.summary.split())[:MARKER_SUMMARY])
         self.marker = replace(self.marker, tried=(*self.marker.tried, tried))
+
+
+FLAKY_REF = "refs/ci-agent/flaky"
+_FLAKY_LINE = "CI-Agent-Flaky-Test: "
+# Verdicts read back (newest first): a test's count is over its recent history, and reading it
+# stays bounded however long the repository has been using ci-agent.
+FLAKY_HISTORY = 500
+_FLAKY_TRIES = 5
+
+
+def flaky_message(tests: Sequence[str], head: str) -> str:
+    """One verdict as a commit message: each test name JSON-quoted on its own line, so no name
+    (untrusted: it came from a log) can add or split a line."""
+    lines = [f"ci-agent: flaky tests at {head[:12]}", ""]
+    lines.extend(_FLAKY_LINE + json.dumps(t, ensure_ascii=True) for t in dict.fromkeys(tests))
+    return "\n".join(lines) + "\n"
+
+
+def flaky_tests_of(message: str) -> list[str]:
+    found = []
+    for line in message.splitlines():
+        if line.startswith(_FLAKY_LINE):
+            try:
+                name = json.loads(line[len(_FLAKY_LINE):])
+            except ValueError:
+                continue
+            if isinstance(name, str):
+                found.append(name)
+    return found
+
+
+class GitFlakyLog:
+    """Flaky verdicts as commits on `refs/ci-agent/flaky` (an empty tree; parents chain them),
+    moved compare-and-swap like the attempt records."""
+
+    def __init__(self, repo: Path, identity: git.Identity) -> None:
+        self.repo, self.identity = repo, identity
+
+    def counts(self) -> Counter[str]:
+        """How many flaky verdicts each test has had (within the last `FLAKY_HISTORY`)."""
+        if state.rev(self.repo, FLAKY_REF) is None:
+            return Counter()
+        out = git.git_ok(self.repo, ["log", f"--max-count={FLAKY_HISTORY}", "--format=%B%x00", FLAKY_REF])
+        found: Counter[str] = Counter()
+        for message in out.split("\0"):
+            found.update(dict.fromkeys(flaky_tests_of(message), 1))
+        return found
+
+    def add(self, tests: Sequence[str], head: str) -> Counter[str]:
+        """Record one flaky verdict on `tests` (seen at commit `head`); the counts after it."""
+        env = {"GIT_AUTHOR_NAME": self.identity.name, "GIT_AUTHOR_EMAIL": self.identity.email,
+               "GIT_COMMITTER_NAME": self.identity.name, "GIT_COMMITTER_EMAIL": self.identity.email}
+        tree = git.git_ok(self.repo, ["mktree"], stdin="").strip()
+        for _ in range(_FLAKY_TRIES):
+            old = state.rev(self.repo, FLAKY_REF)
+            args = ["commit-tree", tree] + (["-p", old] if old else []) + ["-F", "-"]
+            commit = git.git_ok(self.repo, args, stdin=flaky_message(tests, head), env=env).strip()
+            try:
+                state.compare_and_swap(self.repo, FLAKY_REF, commit, old)
+            except state.ConflictError:
+                continue
+            return self.counts()
+        raise state.StateError(f"{FLAKY_REF} keeps moving under us; is another ci-agent running?")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ci_agent.engine.attempt import AttemptLog, Outcome, Plan
 from ci_agent.engine.collect import describe
+from ci_agent.engine.local_triage import Triage
 from ci_agent.llm.types import Usage
 from ci_agent.redact import sanitize_untrusted
 from ci_agent.render import render
@@ -21,7 +22,10 @@ _TITLES = {
     "gave_up": "no safe patch",
     "dry_run": "dry run",
     "unverifiable": "the verify command could not run",
+    "flaky": "flaky: no patch",
+    "infrastructure": "infrastructure failure: no patch",
 }
+_VERDICT_TITLES = {"flaky": "Flaky", "infrastructure": "Infrastructure", "pre_existing": "Pre-existing"}
 
 
 def _tokens(usage: Usage) -> str:
@@ -74,6 +78,27 @@ def _attempt(log: AttemptLog, plan: Plan) -> list[str]:
     return out
 
 
+def _triage(triage: Triage) -> list[str]:
+    """The verdict before the model (or why the attempt went on): tests are names (`md_code`),
+    the evidence is log text or the re-run command (fenced)."""
+    out = []
+    verdict = triage.verdict
+    if verdict is not None:
+        title = _VERDICT_TITLES.get(verdict.kind, verdict.kind)
+        out.append(f"## Verdict: {title}\n\n{untrusted_md(verdict.reason)}. No patch was made and the "
+                   "model was not asked.")
+        if verdict.tests:
+            out.append("**Tests:**\n" + "\n".join(f"- {md_code(t)}" for t in verdict.tests))
+        if verdict.evidence:
+            label = "Re-run" if verdict.kind == "flaky" else "Evidence"
+            out.append(f"**{label}:**\n\n" + _fence("\n".join(verdict.evidence)))
+        if triage.quarantine:
+            out.append("**Quarantine candidates** (flaky again and again):\n"
+                       + "\n".join(f"- {md_code(t)}" for t in triage.quarantine))
+    out.extend(untrusted_md(note) for note in triage.notes)
+    return out
+
+
 def summary_markdown(outcome: Outcome, plan: Plan) -> str:
     out = [f"# ci-agent fix: {_TITLES.get(outcome.status, outcome.status)}",
            f"Branch {md_code(plan.source_ref)} -> fix branch {md_code(outcome.fix_branch)}."]
@@ -81,6 +106,8 @@ def summary_markdown(outcome: Outcome, plan: Plan) -> str:
         out.append(untrusted_md(outcome.message))
     if outcome.no_progress:
         out.append("**No progress:** the failure is one a previous patch already tried to fix.")
+    if outcome.triage is not None:
+        out.extend(_triage(outcome.triage))
     budget = outcome.budget
     if budget is not None:
         out.append(f"Budget: {budget.consecutive_failures} of {budget.max_attempts} consecutive failed "
