@@ -30,11 +30,14 @@ from ci_agent.llm.client import ModelClient
 from ci_agent.logguard import log_line
 from ci_agent.redact import Redactor
 from ci_agent.render.untrusted import untrusted_md, untrusted_md_line
+from ci_agent.triage import Verdict
 
 
 @dataclass
 class Result:
-    outcome: str  # fixed|committed|proposed|explained|escalated|gave_up|nothing_to_do|skipped|refused
+    # fixed|committed|proposed|explained|escalated|gave_up|nothing_to_do|skipped|refused, or a
+    # verdict before the model: flaky|pre_existing|infrastructure
+    outcome: str
     exit_code: ExitCode
     message: str
     branch: str = ""
@@ -44,11 +47,16 @@ class Result:
     details: str = ""  # Markdown for the job summary (already sanitised)
     report: Any = None  # the distilled Report, for annotations
     request: Mapping[str, Any] | None = None  # a dry run: the model request it built (redacted)
+    verdict: Verdict | None = None  # a verdict before the model (outcome flaky|pre_existing|infrastructure)
 
 
 _TITLES = {"fixed": "fixed", "committed": "patch pushed, CI decides", "escalated": "escalated",
            "gave_up": "no safe patch", "nothing_to_do": "nothing to fix", "skipped": "skipped",
-           "refused": "refused", "proposed": "patch proposed for review", "explained": "explained"}
+           "refused": "refused", "proposed": "patch proposed for review", "explained": "explained",
+           # the verdicts before the model (issue 16): no patch, no model call
+           "flaky": "flaky, not broken: no patch",
+           "pre_existing": "pre-existing on the default branch: no patch",
+           "infrastructure": "infrastructure failure: no patch"}
 # Every `outcome` a run can end with; "error" is written when the run raised (the step failed).
 OUTCOMES = (*_TITLES, "error")
 

@@ -3,8 +3,16 @@ a `Decision` out; `ci_agent.engine.execute` carries it out.
 
 The cycle observes in stages, each costing more than the one before: the trigger and the marker
 (free), the failure's logs and results (`COLLECT`: downloads), the run folded into the marker
-(`OBSERVE`), the budget. `decide` asks for the next observation it needs, or names the outcome.
-After the attempt engine ran, `after_engine` names what its outcome turns into.
+(`OBSERVE`), the budget, and the verdicts before the model (`TRIAGE`: infrastructure, pre-existing,
+flaky; `engine/triage_run.py`). `decide` asks for the next observation it needs, or names the
+outcome. After the attempt engine ran, `after_engine` names what its outcome turns into.
+
+`TRIAGE` comes only where a new attempt would start on a red run: never for `/ci-agent explain`
+(it changes no code), never once the budget is spent (the escalation comes first), never for a run
+that decided nothing new (handled, stale, paused), never for a writer's `/ci-agent fix` (the
+person saw the failure and asked for a patch: the way past a verdict they judge wrong). On the fix branch it comes after `OBSERVE`, and
+a verdict there undoes the fold: a run that failed for the environment or a flaky test decides
+nothing about our attempt (it is not counted as failed), and its re-run decides it.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from dataclasses import dataclass
 # Observations the decision needs first
 COLLECT = "collect"  # read the failure's logs and results
 OBSERVE = "observe"  # fold this run on the fix branch into the marker (a verdict on our attempt)
+TRIAGE = "triage"  # the verdicts before the model: is this failure ours to fix?
 # Outcomes
 SKIP = "skip"  # nothing to do for a reason `why` names; only the job summary says so
 NOTHING_TO_DO = "nothing_to_do"  # the logs show no failure (`why` says which case)
@@ -22,6 +31,7 @@ HELD = "held"  # a red run while `/ci-agent stop` holds: the verdict is written,
 ORPHANED = "orphaned"  # a pushed attempt no change request shows: open it
 WAITING = "waiting"  # the tip is an attempt CI has not decided: no new one
 ESCALATE = "escalate"  # the budget is spent: tell a person, once
+JUDGED = "judged"  # a triage verdict (`why`: flaky, pre_existing or infrastructure): no patch
 ATTEMPT = "attempt"  # run the attempt engine
 
 # Why a run is skipped or has nothing to do
@@ -31,12 +41,18 @@ STALE = "stale"  # the run tested an older commit of the fix branch
 NOTHING_TO_EXPLAIN = "nothing_to_explain"
 GREEN_LOGS_ON_FIX_BRANCH = "green_logs_on_fix_branch"  # misconfigured inputs, not a green run
 NOTHING_FAILS = "nothing_fails"
+RERUN_PENDING = "rerun_pending"  # the flaky check's re-run has not finished: its result decides
+# `Situation.triage` once TRIAGE was observed: no verdict, a verdict's kind, or the re-run pending
+NO_TRIAGE_VERDICT = ""
+PENDING = "pending"
 
 
 @dataclass(frozen=True)
 class Situation:
     """What the cycle knows so far. `red` is None until the failure was collected, `verdict` ""
-    until the run was folded into the marker (`marker.observe_run`'s verdict after)."""
+    until the run was folded into the marker (`marker.observe_run`'s verdict after), `triage` None
+    until the verdicts before the model were looked for (then `NO_TRIAGE_VERDICT`, a verdict's
+    kind, or `PENDING`)."""
 
     command: bool  # a writer's `/ci-agent fix` or `explain` started the run
     explain: bool
@@ -50,6 +66,7 @@ class Situation:
     exhausted: bool  # the attempt budget is spent
     red: bool | None = None
     verdict: str = ""
+    triage: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +113,19 @@ def _observed(s: Situation, green: bool) -> Decision:
 
 def _attempt(s: Situation) -> Decision:
     # before any model call; an explanation changes no code, so it spends no attempt
-    return Decision(ESCALATE if s.exhausted and not s.explain else ATTEMPT)
+    if s.explain:
+        return Decision(ATTEMPT)
+    if s.exhausted:
+        return Decision(ESCALATE)
+    if s.command:  # a writer asked for a patch: their judgment beats the verdicts (triage_run)
+        return Decision(ATTEMPT)
+    if s.triage is None:
+        return Decision(TRIAGE)
+    if s.triage == PENDING:
+        return Decision(SKIP, RERUN_PENDING)
+    if s.triage != NO_TRIAGE_VERDICT:
+        return Decision(JUDGED, s.triage)
+    return Decision(ATTEMPT)
 
 
 # What the attempt engine's outcome (`attempt.Outcome.status`) turns into.

@@ -1,9 +1,10 @@
 """Carrying out what `decide` decided, one small executor per outcome.
 
 `execute` makes the observations the decision asks for (the failure's logs, the run folded into
-the marker) and hands the final decision to its executor: the skips and the wait here, the
-verdicts (`verdicts`), the escalation (`escalation`), the recovery of an orphaned attempt
-(`publish`), and the attempt (`attempt_run`).
+the marker, the verdicts before the model) and hands the final decision to its executor: the
+skips and the wait here, the fix branch's verdicts (`verdicts`), the verdicts before the model
+(`triage_run`), the escalation (`escalation`), the recovery of an orphaned attempt (`publish`),
+and the attempt (`attempt_run`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ci_agent.engine import decide as d
-from ci_agent.engine import texts, verdicts
+from ci_agent.engine import texts, triage_run, verdicts
 from ci_agent.engine.attempt_run import attempt
 from ci_agent.engine.budget import AttemptRecord, assess
 from ci_agent.engine.collect import Collected, collect
 from ci_agent.engine.cycle import Cycle, Result, Run
 from ci_agent.engine.escalation import escalate
-from ci_agent.engine.marker import ChainLink, events, observe_run, read_chain
+from ci_agent.engine.marker import ChainLink, ForgeState, events, observe_run, read_chain
 from ci_agent.engine.observe import exhausted, pending, situation
 from ci_agent.engine.publish import orphaned
 from ci_agent.engine.sources import Sources
@@ -33,17 +34,23 @@ class Seen:
     collected: Collected | None = None
     sources: Sources = field(default_factory=lambda: Sources((), ()))
     decided: AttemptRecord | None = None  # the attempt this run on the fix branch decided
+    unfolded: ForgeState | None = None  # the marker before this run on the fix branch was folded in
+    triage: triage_run.Triage | None = None
 
 
 def execute(run: Run, cycle: Cycle, tmp: Path) -> Result:
     seen = Seen(read_chain(cycle.repo, cycle.remote_tip))
     now = situation(run, cycle, seen.chain)
     decision = d.decide(now)
-    while decision.kind in (d.COLLECT, d.OBSERVE):
+    while decision.kind in (d.COLLECT, d.OBSERVE, d.TRIAGE):
         if decision.kind == d.COLLECT:
             now = replace(now, red=_collect(run, cycle, seen, tmp))
-        else:
+        elif decision.kind == d.OBSERVE:
             now = _observe(run, cycle, seen, now, decision.green)
+        else:
+            assert seen.collected is not None  # triage comes after a red run was collected
+            seen.triage = triage_run.look(run, cycle, seen.collected, seen.sources)
+            now = replace(now, triage=seen.triage.kind)
         decision = d.decide(now)
     return _carry_out(run, cycle, seen, decision)
 
@@ -62,6 +69,7 @@ def _observe(run: Run, cycle: Cycle, seen: Seen, now: d.Situation, green: bool) 
     # Paused, a red run is recorded without its run id: the attempt's verdict counts now, and
     # after `/ci-agent resume` the same run (re-run) may still start the next attempt.
     holding = cycle.paused is not None and not green
+    seen.unfolded = cycle.marker
     observed = observe_run(cycle.marker, seen.chain, "" if holding else run.trig.run_id, run.trig.sha, green,
                            seen.collected.fingerprint if seen.collected else "")
     cycle.marker = observed.state  # unchanged when the run was seen before or is stale
@@ -88,6 +96,9 @@ def _carry_out(run: Run, cycle: Cycle, seen: Seen, decision: d.Decision) -> Resu
         return orphaned(run, cycle, seen.chain, seen.chain[-1], collected)
     if kind == d.WAITING:
         return _waiting(run, cycle, seen.chain, collected)
+    if kind == d.JUDGED:
+        assert seen.triage is not None
+        return triage_run.judged(run, cycle, seen.chain, collected, seen.triage, seen.unfolded)
     if kind == d.ESCALATE:
         budget = assess(events(seen.chain, cycle.marker), run.inputs.max_attempts)
         return escalate(run, cycle, budget, collected)

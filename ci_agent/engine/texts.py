@@ -4,6 +4,7 @@ by the caller's `summary_markdown` or here, and always redacted by the caller be
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from ci_agent.engine.budget import AttemptRecord, Budget, budget_sentence
@@ -13,12 +14,14 @@ from ci_agent.render import render
 from ci_agent.render.text import md_code
 from ci_agent.render.untrusted import untrusted_md, untrusted_md_line
 from ci_agent.report import Report
+from ci_agent.triage import Verdict
 
 ESCALATION_TAG = "<!-- ci-agent:escalation -->"
 LABEL = "ci-agent"
 ESCALATED_LABEL = "ci-agent:escalated"
 PAUSED_LABEL = "ci-agent:paused"
 BUILD_CHANGE_LABEL = "ci-agent:build-change"
+FLAKY_LABEL = "ci-agent:flaky"
 _FAILURE_BYTES = 12_000
 
 
@@ -158,3 +161,45 @@ def explanation_text(root_cause: str, summary: str, assumptions: Sequence[str],
         out += ["#### Open questions"] + [f"- {untrusted_md_line(q)}" for q in open_questions]
     out.append(f"Confidence: {confidence:.2f}. Nothing was changed; `/ci-agent fix` makes an attempt.")
     return "\n\n".join(out)
+
+
+# --- the verdicts before the model (issue 16) ------------------------------------------------------
+
+VERDICT_HEADLINES = {"flaky": "flaky: the failed tests passed when re-run; no patch",
+                     "pre_existing": "pre-existing: the default branch fails the same way; no patch",
+                     "infrastructure": "infrastructure: the environment failed, not the code; no patch"}
+_SHOWN_TESTS = 20
+_SHOWN_EVIDENCE = 8
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_SHOWN_TESTS])
+    return shown + (f" and {len(names) - _SHOWN_TESTS} more" if len(names) > _SHOWN_TESTS else "")
+
+
+def verdict_lines(verdict: Verdict, quarantine: Sequence[str] = ()) -> list[str]:
+    """The status comment's lines for a verdict: its reason, the tests it names, the evidence
+    (log lines: untrusted, shown as code) and the quarantine candidates. Only the evidence block
+    is `Markup` (a fence we build around sanitised text); `status_text` treats the rest as
+    untrusted."""
+    lines = [verdict.reason]
+    if verdict.tests:
+        lines.append(f"Tests: {_listed(verdict.tests)}.")
+    if verdict.evidence:
+        evidence = "\n".join(sanitize_untrusted(e) for e in verdict.evidence[:_SHOWN_EVIDENCE])
+        lines.append(Markup("Evidence:\n\n" + fence(evidence, "text")))
+    if quarantine:
+        lines.append(f"Quarantine candidates (flaky again and again; consider quarantining or fixing "
+                     f"them): {_listed(quarantine)}.")
+    return lines
+
+
+def verdict_details(verdict: Verdict, lines: Sequence[str]) -> str:
+    """The job summary's part for a verdict: the status comment's lines, then the verdict as JSON
+    (what `to_json()` gives; a fence around our own serialisation, so no text of it renders)."""
+    body = "\n\n".join(line if isinstance(line, Markup) else untrusted_md(line) for line in lines)
+    # `<` escaped as JSON allows: no tag or comment of a log line reaches the raw Markdown
+    text = json.dumps(verdict.to_json(), indent=2, ensure_ascii=False).replace("<", "\\u003c")
+    data = fence(text, "json")
+    return (f"### Verdict: {verdict.kind}\n\n{body}\n\n"
+            f"<details><summary>verdict (JSON)</summary>\n\n{data}\n\n</details>")

@@ -37,7 +37,9 @@ def test_logs_that_show_no_failure() -> None:
 
 
 def test_a_red_source_run_attempts_or_escalates() -> None:
-    assert decide(replace(SOURCE_RUN, red=True)) == Decision(d.ATTEMPT)
+    # issue 16: the verdicts before the model come first, then the attempt
+    assert decide(replace(SOURCE_RUN, red=True)) == Decision(d.TRIAGE)
+    assert decide(replace(SOURCE_RUN, red=True, triage=d.NO_TRIAGE_VERDICT)) == Decision(d.ATTEMPT)
     assert decide(replace(SOURCE_RUN, red=True, exhausted=True)) == Decision(d.ESCALATE)
     # explaining changes no code: a spent budget does not stop it
     assert decide(replace(SOURCE_RUN, red=True, exhausted=True, explain=True)) == Decision(d.ATTEMPT)
@@ -77,9 +79,45 @@ def test_a_command_on_a_handled_run_waits_for_the_newer_attempt() -> None:
 
 def test_a_red_run_on_the_fix_branch_attempts_holds_or_escalates() -> None:
     red = replace(FIX_RUN, red=True, verdict="failed")
-    assert decide(red) == Decision(d.ATTEMPT)
+    assert decide(red) == Decision(d.TRIAGE)  # issue 16: judged before the attempt
+    assert decide(replace(red, triage=d.NO_TRIAGE_VERDICT)) == Decision(d.ATTEMPT)
     assert decide(replace(red, paused=True)) == Decision(d.HELD)
     assert decide(replace(red, exhausted=True)) == Decision(d.ESCALATE)
+
+
+# --- the verdicts before the model (issue 16) -------------------------------------------------------
+
+RED = replace(SOURCE_RUN, red=True)
+
+
+@pytest.mark.parametrize("kind", ["flaky", "pre_existing", "infrastructure"])
+def test_a_verdict_before_the_model_means_no_attempt(kind: str) -> None:
+    assert decide(replace(RED, triage=kind)) == Decision(d.JUDGED, kind)
+    # on the fix branch too, after the run was folded into the marker
+    assert decide(replace(FIX_RUN, red=True, verdict="failed", triage=kind)) == Decision(d.JUDGED, kind)
+
+
+def test_a_pending_rerun_ends_the_job_and_its_result_decides() -> None:
+    assert decide(replace(RED, triage=d.PENDING)) == Decision(d.SKIP, d.RERUN_PENDING)
+
+
+def test_the_verdicts_are_looked_for_only_where_an_attempt_would_start() -> None:
+    # an explanation changes no code: no verdict asked, spent budget or not
+    assert decide(replace(RED, explain=True, command=True)) == Decision(d.ATTEMPT)
+    assert decide(replace(RED, explain=True, command=True, exhausted=True)) == Decision(d.ATTEMPT)
+    # a spent budget escalates first: no re-run is requested, no default branch read
+    assert decide(replace(RED, exhausted=True)) == Decision(d.ESCALATE)
+    # nothing new to decide: handled, waiting for an attempt, stale, paused
+    assert decide(replace(RED, handled=True)) == Decision(d.SKIP, d.HANDLED)
+    assert decide(replace(RED, tip_pending=True, has_change_request=True)) == Decision(d.WAITING)
+    assert decide(replace(FIX_RUN, red=True, verdict="stale")) == Decision(d.SKIP, d.STALE)
+    assert decide(replace(FIX_RUN, red=True, verdict="failed", paused=True)) == Decision(d.HELD)
+    # a red run on the fix branch is folded into the marker before it is judged
+    assert decide(replace(FIX_RUN, red=True)) == Decision(d.OBSERVE, green=False)
+    # a writer's `/ci-agent fix` asked for a patch: no verdict stands in the way
+    assert decide(replace(RED, command=True)) == Decision(d.ATTEMPT)
+    assert decide(replace(FIX_RUN, command=True, red=True, verdict="failed")) == Decision(d.ATTEMPT)
+    assert decide(replace(RED, command=True, exhausted=True)) == Decision(d.ESCALATE)
 
 
 @pytest.mark.parametrize(("status", "propose", "kind"), [

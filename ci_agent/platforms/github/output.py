@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import secrets
@@ -122,10 +123,13 @@ def annotation_lines(report: Report) -> str:
 
 
 def outputs(result: Result) -> dict[str, str]:
+    """The step outputs; `verdict` is a verdict before the model as compact JSON (`Verdict.to_json`,
+    `fromJSON(steps.fix.outputs.verdict).kind` in a workflow), empty without one."""
     pr = result.pr
+    verdict = json.dumps(result.verdict.to_json(), separators=(",", ":")) if result.verdict else ""
     return {"outcome": result.outcome, "attempt": str(result.attempt) if result.attempt else "",
             "branch": result.branch, "pr_number": str(pr.number) if pr else "",
-            "pr_url": pr.url if pr else "", "tokens": str(result.tokens)}
+            "pr_url": pr.url if pr else "", "tokens": str(result.tokens), "verdict": verdict}
 
 
 def print_request(request: Mapping[str, Any], redact: Callable[[str], str], out: TextIO) -> None:

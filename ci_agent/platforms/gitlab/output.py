@@ -25,11 +25,15 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def outputs(result: Result) -> dict[str, str]:
+    """The dotenv variables. `CI_AGENT_VERDICT` is only the kind of a verdict before the model:
+    GitLab refuses a dotenv report over 5 KB, and a verdict's evidence could fill it; the whole
+    verdict (JSON) is in the summary artifact."""
     pr = result.pr
     return {"CI_AGENT_OUTCOME": result.outcome,
             "CI_AGENT_ATTEMPT": str(result.attempt) if result.attempt else "",
             "CI_AGENT_BRANCH": result.branch, "CI_AGENT_MR_IID": str(pr.number) if pr else "",
-            "CI_AGENT_MR_URL": pr.url if pr else "", "CI_AGENT_TOKENS": str(result.tokens)}
+            "CI_AGENT_MR_URL": pr.url if pr else "", "CI_AGENT_TOKENS": str(result.tokens),
+            "CI_AGENT_VERDICT": result.verdict.kind if result.verdict else ""}
 
 
 def dotenv_text(values: Mapping[str, str]) -> str:
