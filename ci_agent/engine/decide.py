@@ -10,9 +10,10 @@ outcome. After the attempt engine ran, `after_engine` names what its outcome tur
 `TRIAGE` comes only where a new attempt would start on a red run: never for `/ci-agent explain`
 (it changes no code), never once the budget is spent (the escalation comes first), never for a run
 that decided nothing new (handled, stale, paused), never for a writer's `/ci-agent fix` (the
-person saw the failure and asked for a patch: the way past a verdict they judge wrong). On the fix branch it comes after `OBSERVE`, and
-a verdict there undoes the fold: a run that failed for the environment or a flaky test decides
-nothing about our attempt (it is not counted as failed), and its re-run decides it.
+person saw the failure and asked for a patch: the way past a verdict they judge wrong). On the
+fix branch it comes after `OBSERVE`, and a verdict there undoes the fold: a run that failed for
+the environment or a flaky test decides nothing about our attempt (it is not counted as failed),
+and the next run of that commit decides it.
 """
 
 from __future__ import annotations
