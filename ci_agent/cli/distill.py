@@ -11,8 +11,10 @@ from ci_agent.distill import distill, resolve_roots
 from ci_agent.errors import InputError, UsageError
 from ci_agent.inputs import expand_inputs, read_inputs
 from ci_agent.logguard import CommandGuard
+from ci_agent.parsers import XML_PARSERS
 from ci_agent.render import render
 from ci_agent.report import ParseResult
+from ci_agent.triage.infra import classify
 
 MIN_BYTES = 256  # below this not even the summary line and the omission lines fit
 
@@ -48,5 +50,12 @@ def run_distill(args: argparse.Namespace) -> int:
     roots = resolve_roots(inputs, args.repo_root, git_root)
     report = distill(inputs, args.repo_root, roots)
     cases: list[tuple[str, ParseResult]] = [(i.source.path, i.result) for i in inputs]
-    write_stdout(render(report, args.output, max_bytes, cases), commands=args.output == "github")
+    # Issue 16: an environment failure (a feed down, a full disk, a killed process) is said so.
+    # The logs are read again for its wording; result files and stdin (read once) only through
+    # the report; distill knows no job, so no job outcome.
+    logs = [Path(i.source.path) for i in inputs
+            if i.source.path != "<stdin>" and i.source.format not in XML_PARSERS]
+    verdict = classify(report, logs)
+    rendered = render(report, args.output, max_bytes, cases, verdict.to_json() if verdict else None)
+    write_stdout(rendered, commands=args.output == "github")
     return 0

@@ -11,6 +11,7 @@ from ci_agent.render.github import render_github
 from ci_agent.render.json_report import render_json
 from ci_agent.render.junit import render_junit
 from ci_agent.render.text import DEFAULT_LLM_BYTES, DEFAULT_MARKDOWN_BYTES, render_llm, render_markdown
+from ci_agent.render.verdict import VerdictJson, after_first_line, llm_line, markdown_line, room_for
 from ci_agent.report import ParseResult, Report
 
 FORMATS = ("llm", "markdown", "json", "github", "codequality", "junit")
@@ -20,15 +21,21 @@ __all__ = ["FORMATS", "render", "render_codequality", "render_github", "render_j
 
 
 def render(report: Report, fmt: str, max_bytes: int | None = None,
-           cases: Sequence[tuple[str, ParseResult]] = ()) -> str:
-    """Render `report` as `fmt`. `max_bytes` bounds llm and markdown; `cases` feeds junit."""
+           cases: Sequence[tuple[str, ParseResult]] = (), verdict: VerdictJson | None = None) -> str:
+    """Render `report` as `fmt`. `max_bytes` bounds llm and markdown; `cases` feeds junit.
+    `verdict` (a triage `Verdict.to_json()`, issue 16): one line in llm and markdown, the
+    `verdict` key in json; the other formats are for tools that know no verdicts."""
     llm_budget = max_bytes if max_bytes is not None else DEFAULT_LLM_BYTES
     if fmt == "llm":
-        return render_llm(report, llm_budget)
+        return _llm(report, llm_budget, verdict)
     if fmt == "markdown":
-        return render_markdown(report, max_bytes if max_bytes is not None else DEFAULT_MARKDOWN_BYTES)
+        budget = max_bytes if max_bytes is not None else DEFAULT_MARKDOWN_BYTES
+        if verdict is None:
+            return render_markdown(report, budget)
+        line = markdown_line(verdict)
+        return after_first_line(render_markdown(report, room_for(budget, line)), line)
     if fmt == "json":
-        return render_json(report, llm_bytes=size(render_llm(report, llm_budget)))
+        return render_json(report, llm_bytes=size(_llm(report, llm_budget, verdict)), verdict=verdict)
     if fmt == "github":
         return render_github(report)
     if fmt == "codequality":
@@ -36,3 +43,11 @@ def render(report: Report, fmt: str, max_bytes: int | None = None,
     if fmt == "junit":
         return render_junit(cases)
     raise UsageError(f"unknown output format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+def _llm(report: Report, budget: int, verdict: VerdictJson | None) -> str:
+    if verdict is None:
+        return render_llm(report, budget)
+    line = llm_line(verdict)
+    return after_first_line(render_llm(report, room_for(budget, line)), line)
+

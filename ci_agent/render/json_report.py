@@ -9,6 +9,7 @@ all its members, as indices into `tests.failures`. Keys and types are exactly th
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ci_agent.cluster import cluster_failures
@@ -17,8 +18,10 @@ from ci_agent.report import Report
 SCHEMA_ID = "ci-agent/report@1"
 
 
-def report_dict(report: Report, llm_bytes: int) -> dict[str, Any]:
-    return with_log_tails(report, {
+def report_dict(report: Report, llm_bytes: int, verdict: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """`verdict` (a triage `Verdict.to_json()`) becomes the `verdict` key, only when there is one:
+    reports without a verdict keep exactly the keys they always had."""
+    data = with_log_tails(report, {
         "schema": SCHEMA_ID,
         "sources": [{"path": s.path, "format": s.format, "bytes": s.bytes} for s in report.sources],
         "diagnostics": [
@@ -71,6 +74,9 @@ def report_dict(report: Report, llm_bytes: int) -> dict[str, Any]:
             "llm_bytes": llm_bytes,
         },
     })
+    if verdict is not None:
+        data["verdict"] = dict(verdict)
+    return data
 
 
 def with_log_tails(report: Report, data: dict[str, Any]) -> dict[str, Any]:
@@ -80,5 +86,5 @@ def with_log_tails(report: Report, data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def render_json(report: Report, llm_bytes: int) -> str:
-    return json.dumps(report_dict(report, llm_bytes), ensure_ascii=False, indent=2) + "\n"
+def render_json(report: Report, llm_bytes: int, verdict: Mapping[str, Any] | None = None) -> str:
+    return json.dumps(report_dict(report, llm_bytes, verdict), ensure_ascii=False, indent=2) + "\n"

@@ -178,7 +178,7 @@ def _diagnostic_text(diag: ReportDiagnostic) -> str:
 def _verdict(hits: list[Hit], categories: set[Category]) -> Verdict:
     main = next(category for category in CATEGORY_ORDER if category in categories)
     others = [category for category in CATEGORY_ORDER if category in categories and category != main]
-    reason = f"Infrastructure, not code: {CATEGORY_REASONS[main]}"
+    reason = f"Not a code failure: {CATEGORY_REASONS[main]}"
     if others:
         reason += f" (also: {'; '.join(CATEGORY_REASONS[c] for c in others)})"
     evidence: list[str] = []

@@ -80,7 +80,7 @@ def test_real_environment_failures_get_the_infrastructure_verdict(name: str, evi
     verdict = verdict_of(INFRA / name)
     assert verdict is not None, name
     assert verdict.kind == "infrastructure"
-    assert verdict.reason.startswith("Infrastructure, not code: ")
+    assert verdict.reason.startswith("Not a code failure: ")
     assert 1 <= len(verdict.evidence) <= 3
     assert any(evidence in line for line in verdict.evidence), verdict.evidence
     assert all(len(line) <= 200 for line in verdict.evidence)
