@@ -192,13 +192,16 @@ def request_bytes(request: Mapping[str, Any]) -> int:
 def _print_request(outcome: Outcome, emit: _Events, as_json: bool) -> None:
     assert outcome.request is not None
     size = request_bytes(outcome.request)
+    review = {"review": outcome.message} if outcome.message else {}  # a review would follow (issue 16)
     if as_json:
-        emit("dry_run", bytes=size, request=outcome.request)
+        emit("dry_run", bytes=size, request=outcome.request, **review)
         emit("done", status="dry_run", exit_code=0, branch=outcome.fix_branch)
         return
     write_stdout(emit.redact(json.dumps(outcome.request, indent=2, ensure_ascii=False)) + "\n")
     print(f"ci-agent: dry run: the request is {size} bytes "
           f"({len(outcome.request.get('tools', []))} tools); nothing was sent", file=sys.stderr)
+    if outcome.message:
+        print(f"ci-agent: dry run: {outcome.message}", file=sys.stderr)
 
 
 def _write_summary(text: str, path: str | None, as_json: bool) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ci_agent import git, sandbox
 from ci_agent.config import Settings
-from ci_agent.engine import state
+from ci_agent.engine import attempt_review, state
 from ci_agent.engine.budget import AttemptRecord, AttemptResult, Budget, Event, Reset, ResetReason, assess
 from ci_agent.engine.collect import Collected, collect, describe
 from ci_agent.engine.ledger import GitFlakyLog, Ledger
@@ -87,6 +87,8 @@ class AttemptLog:
     after: Report | None = None
     after_fingerprint: str = ""
     commit: str = ""
+    review: attempt_review.ReviewLog | None = None  # the last review of the patch
+    rejected: str = ""  # the reviewer rejected the patch: the ledger's summary of it
 
 
 @dataclass
@@ -215,6 +217,7 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
         if plan.dry_run:
             outcome.status, outcome.exit_code = "dry_run", ExitCode.OK
             outcome.request = seams.request(plan.model, user_text)
+            outcome.message = attempt_review.dry_run_message(settings.review, plan.model)
             return outcome
         if client is None:
             client = seams.client_factory()
@@ -227,15 +230,18 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
             emit("patch_rejected", attempt=number, message=rejection)
         done = _without_patch(plan, emit, log, asked.answer, seams.redact)
         if done is None and not isinstance(asked.answer, GiveUp):
+            reviewer = attempt_review.reviewer_for(settings.review, plan.model, client, current.report,
+                                                   asked, seams.redact, emit, number)
             done = _try_patch(plan, settings, emit, workdir, tip, current, log,
-                              _redacted(asked.answer, seams.redact), ledger)
+                              _redacted(asked.answer, seams.redact), ledger, reviewer)
         if done is not None:
             outcome.status, outcome.exit_code, outcome.message = done
             return outcome
-        assert log.after is not None
-        notes.append(AttemptNote(number, log.proposal.summary if log.proposal else "", log.files, log.diff,
-                                 describe(plan.verify), log.after_fingerprint, log.after))
-        current = Collected(log.after, log.after_fingerprint)
+        summary = log.rejected or (log.proposal.summary if log.proposal else "")
+        notes.append(AttemptNote(number, summary, log.files, log.diff, describe(plan.verify),
+                                 log.after_fingerprint, log.after))
+        if log.after is not None:  # a rejected patch never ran: the failure is the one it met
+            current = Collected(log.after, log.after_fingerprint)
         budget = assess(ledger.events(), settings.budget.max_attempts)
 
 
@@ -267,8 +273,9 @@ def _emit_distilled(emit: Emit, collected: Collected) -> None:
 
 
 def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: str, current: Collected,
-               log: AttemptLog, proposal: PatchProposal, ledger: Ledger) -> tuple[str, ExitCode, str] | None:
-    """Apply, verify, then publish (a result) or roll back and record a failure (None)."""
+               log: AttemptLog, proposal: PatchProposal, ledger: Ledger,
+               reviewer: attempt_review.Reviewer | None = None) -> tuple[str, ExitCode, str] | None:
+    """Apply, verify, review, then publish (a result) or roll back and record a failure (None)."""
     log.proposal = proposal
     verdict = apply_patch(proposal.diff, workdir, settings.patch)
     if not verdict.ok:  # accepted by check a moment ago; only a changed tree gets here
@@ -313,6 +320,27 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
                                      after.fingerprint, attempt_id, " ".join(proposal.summary.split()))
             ledger.record(tip, failed)
             return None
+    if reviewer is not None:  # after the verify passed: a revised patch is verified again
+        step = reviewer.judge(proposal, verdict.patch_text, workdir)
+        if not isinstance(step, attempt_review.Ship):
+            rollback(workdir, verdict.patch_text, verdict.touched)
+        if isinstance(step, attempt_review.SendBack):
+            step = reviewer.revise(step)
+        log.usage, log.turns, log.review = reviewer.usage, reviewer.turns, reviewer.last
+        log.rejections = reviewer.asked.rejections
+        if isinstance(step, attempt_review.Revised):
+            return _try_patch(plan, settings, emit, workdir, tip, current, log, step.proposal, ledger,
+                              reviewer)
+        if isinstance(step, attempt_review.Withdrawn):
+            log.give_up = step.reason
+            emit("gave_up", attempt=log.number, reason=step.reason, by_model=True)
+            return "gave_up", ExitCode.NO_SAFE_PATCH, step.reason
+        if isinstance(step, attempt_review.Rejected):
+            log.rejected = step.summary
+            ledger.record(tip, attempt_review.rejected_record(settings.budget.max_attempts,
+                                                              current.fingerprint, attempt_id, step.summary))
+            return None
+        proposal = log.proposal = step.proposal
     result = AttemptResult.PASSED if plan.verify else AttemptResult.PENDING
     trailers = ResultTrailers(log.number, current.fingerprint, attempt_id, result.value)
     message = f"{_line(proposal.summary) or 'ci-agent: fix the failing build'}\n\n{proposal.root_cause}"

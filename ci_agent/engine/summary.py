@@ -56,6 +56,8 @@ def _attempt(log: AttemptLog, plan: Plan) -> list[str]:
                              ("Gate notes", p.gate_notes)):
             if items:
                 out.append(f"**{label}:**\n" + "\n".join(f"- {untrusted_md_line(i)}" for i in items))
+    if log.review is not None:
+        out.extend(log.review.markdown())
     if log.give_up:
         out.append(f"**No patch:** {untrusted_md(log.give_up)}")
     if log.diff:
@@ -68,8 +70,10 @@ def _attempt(log: AttemptLog, plan: Plan) -> list[str]:
             out.append(_fence(render(log.after, "llm", 4000)))
     elif log.unverifiable:
         out.append(f"**Verification:** could not run ({log.unverifiable}); the patch was rolled back.")
-    elif log.diff:
+    elif log.diff and not log.rejected:
         out.append("**Verification:** none before the push (no verify command); CI decides.")
+    if log.rejected:
+        out.append("**Rejected by the reviewer:** the patch was rolled back and counts as a failed attempt.")
     if log.commit:
         out.append(f"**Commit:** `{log.commit[:12]}` on {md_code(plan.fix_branch)}")
     if log.rejections:

@@ -178,9 +178,13 @@ class _Conversation:
         self.usage = Usage()
         self.turns = 0
         self.rejections: list[str] = []
+        self.request: dict[str, Any] = {}
+        # the accepted submit_patch: the replies made before it in its turn, its id, the ids after it
+        self.held: tuple[list[dict[str, Any]], str, list[str]] = ([], "", [])
 
     def result(self, answer: PatchProposal | GiveUp) -> AskResult:
-        return AskResult(answer, self.usage, self.turns, tuple(self.rejections))
+        resume = self.resume if isinstance(answer, PatchProposal) else None
+        return AskResult(answer, self.usage, self.turns, tuple(self.rejections), resume)
 
     def cap_reached(self) -> GiveUp | None:
         s = self.settings
@@ -226,6 +230,7 @@ class _Conversation:
             return _result(tool_id, self.redact(str(error)), True)
 
     def run(self, request: dict[str, Any]) -> AskResult:
+        self.request = request
         messages: list[dict[str, Any]] = request["messages"]
         while True:
             stop = self.cap_reached()
@@ -239,17 +244,34 @@ class _Conversation:
             messages.append({"role": "assistant", "content": blocks})
             cut_off = response.get("stop_reason") == "max_tokens"
             replies: list[dict[str, Any]] = []
-            for block in (b for b in blocks if b["type"] == "tool_use"):
+            calls = [b for b in blocks if b["type"] == "tool_use"]
+            for index, block in enumerate(calls):
                 outcome = self.answer(block, cut_off)
+                if isinstance(outcome, PatchProposal):  # held open: the caller may turn it down
+                    self.held = (replies, str(block["id"]), [str(b["id"]) for b in calls[index + 1:]])
                 if isinstance(outcome, PatchProposal | GiveUp):
                     return self.result(outcome)
                 replies.append(outcome)
-            if not replies:  # a text-only reply (tool_choice is auto) costs a turn like any other
-                replies.append({"type": "text", "text": _SAY("no_tool_call", cut_off=cut_off,
-                                                             max_tokens=self.settings.max_tokens)})
-            if self.turns == self.settings.max_turns - 1:
-                replies.append({"type": "text", "text": _SAY("last_turn")})
-            messages.append({"role": "user", "content": replies})
+            self.next_turn(replies, cut_off)
+
+    def next_turn(self, replies: list[dict[str, Any]], cut_off: bool) -> None:
+        if not replies:  # a text-only reply (tool_choice is auto) costs a turn like any other
+            replies.append({"type": "text", "text": _SAY("no_tool_call", cut_off=cut_off,
+                                                         max_tokens=self.settings.max_tokens)})
+        if self.turns == self.settings.max_turns - 1:
+            replies.append({"type": "text", "text": _SAY("last_turn")})
+        self.request["messages"].append({"role": "user", "content": replies})
+
+    def resume(self, feedback: str) -> AskResult:
+        """Go on after the caller turned the accepted patch down (the reviewer asked for a
+        revision): `feedback` answers its submit_patch as an is_error tool_result, like a policy
+        rejection, and the conversation continues under the same caps. Calls the model made in
+        the same turn after that submit_patch were not run; they are answered so."""
+        replies, submit_id, skipped = self.held
+        self.held = ([], "", [])
+        self.next_turn([*replies, _result(submit_id, self.redact(feedback), True),
+                        *(_result(tool_id, _SAY("not_run"), True) for tool_id in skipped)], False)
+        return self.run(self.request)
 
 
 def first_request(settings: ModelSettings, user_text: str, redact: Redact) -> dict[str, Any]:

@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ci_agent.config import GuidanceFile, thinking_budget_problem, thinking_mode_problem
@@ -76,6 +76,9 @@ class AskResult:
     usage: Usage
     turns: int  # model calls made
     rejections: tuple[str, ...] = ()  # every rejection sent back to the model, in order
+    # For an accepted patch: go on with the same conversation, the patch turned down with the given
+    # text (the reviewer's revision request, `ci_agent.llm.loop`); None where that is not possible.
+    resume: Callable[[str], AskResult] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

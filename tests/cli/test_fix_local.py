@@ -22,6 +22,7 @@ from ci_agent.engine import state
 from ci_agent.engine.budget import AttemptRecord, AttemptResult, Event, Reset, ResetReason, assess
 from ci_agent.git import Identity
 from tests.fakes.anthropic_fake import message, tool_use, validate
+from tests.fakes.anthropic_review import default_review, is_review_request
 from tests.toolchain import PYTEST as TOOLCHAIN_PYTEST
 from tests.toolchain import PYTHON
 
@@ -82,10 +83,15 @@ class ScriptedClient:
     def __init__(self, *replies: dict[str, Any]) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
+        self.reviews: list[dict[str, Any]] = []  # the reviewer's scripted answers
+        self.review_requests: list[dict[str, Any]] = []
 
     def create(self, request: dict[str, Any]) -> dict[str, Any]:
         problem = validate(json.loads(json.dumps(request)))
         assert problem is None, problem
+        if is_review_request(request):  # the reviewer (on by default) approves unless scripted
+            self.review_requests.append(json.loads(json.dumps(request)))
+            return self.reviews.pop(0) if self.reviews else default_review(request)
         self.requests.append(json.loads(json.dumps(request)))  # the loop goes on appending to it
         assert self.replies, "the model was called more often than scripted"
         return self.replies.pop(0)
@@ -357,9 +363,10 @@ def test_failed_verification_rolls_back_records_and_retries_with_what_happened(
     assert fix(repo, "--command", PYTEST, "--verify", PYTEST, "--json", client=lambda: client) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     names = [e["event"] for e in events]
-    # issue 16: the failed test is re-run alone once before the model; it still fails (triage)
+    # issue 16: the failed test is re-run alone once before the model; it still fails (triage);
+    # the verified patch is reviewed before it is committed ("reviewed")
     assert names == ["distilled", "triage", "budget", "asked", "applied", "verified", "budget", "asked",
-                     "applied", "verified", "committed", "done"]
+                     "applied", "verified", "reviewed", "committed", "done"]
     assert events[1]["flaky"] is False and events[1]["tests"] == ["test_calc.py::test_add"]
     assert [e["ok"] for e in events if e["event"] == "verified"] == [False, True]
     second = json.dumps(client.conversations[1])

@@ -16,7 +16,9 @@ extended thinking's rules (budget, tool_choice, thinking blocks sent back unchan
 tests/fakes/anthropic_thinking.py, whose `thinking` / `redacted_thinking` blocks a reply may
 carry). A request that fails validation never consumes a scripted reply. With `prompt_cache`
 set, usage reports cache reads and writes as the API's prompt cache would
-(tests/fakes/prompt_cache.py).
+(tests/fakes/prompt_cache.py). A request offering `submit_review` is the adversarial reviewer's:
+it is answered from the review queue (`review(...)`), by default an approval
+(tests/fakes/anthropic_review.py), and `message_requests` leaves it out (`review_requests`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fakes import breakage
+from tests.fakes.anthropic_review import default_review, is_review_request
 from tests.fakes.anthropic_thinking import misscripted, validate_thinking
 from tests.fakes.anthropic_thinking import redacted_thinking as redacted_thinking  # for the tests
 from tests.fakes.anthropic_thinking import thinking as thinking
@@ -267,6 +270,7 @@ class AnthropicFake(Served):
         self.failures: list[str] = []  # unexpected routes and script underruns: fail the test
         self._script: deque[Reply | Script] = deque()
         self._default: Script | None = None
+        self._reviews: deque[Reply | Script] = deque()  # the reviewer's answers, in order
         self.injected: list[Injected] = []
         # opt-in: usage's input and cache figures as the API's prompt cache gives them
         self.prompt_cache: PromptCache | None = None
@@ -299,13 +303,28 @@ class AnthropicFake(Served):
         with self._lock:
             self.injected.append(injected)
 
+    def review(self, *replies: Reply | Script) -> None:
+        """Queue the reviewer's answers (tests/fakes/anthropic_review.py builds them); once they
+        are used up the reviewer approves."""
+        with self._lock:
+            self._reviews.extend(replies)
+
     def reply_always(self, script: Script) -> None:
         """Answer every valid request left once the queue is empty."""
         self._default = script
 
     @property
-    def message_requests(self) -> list[dict[str, Any]]:
+    def all_message_requests(self) -> list[dict[str, Any]]:
         return [r.body for r in self.requests if r.path == MESSAGES and isinstance(r.body, dict)]
+
+    @property
+    def message_requests(self) -> list[dict[str, Any]]:
+        """The fixer's requests (the reviewer's are `review_requests`)."""
+        return [b for b in self.all_message_requests if not is_review_request(b)]
+
+    @property
+    def review_requests(self) -> list[dict[str, Any]]:
+        return [b for b in self.all_message_requests if is_review_request(b)]
 
     def dispatch(self, recorded: Recorded) -> tuple[int, dict[str, str], Any] | _Drop | Broken:
         with self._lock:
@@ -337,7 +356,8 @@ class AnthropicFake(Served):
         wrong = misscripted(recorded.body, reply)
         if wrong:
             self.failures.append(wrong)
-        if self.prompt_cache is not None:
+        # the reviewer's request sets no cache breakpoint: its scripted usage stands
+        if self.prompt_cache is not None and not is_review_request(recorded.body):
             reply = {**reply, "usage": {**reply.get("usage", {}), **self.prompt_cache.usage(recorded.body)}}
         return 200, {}, {"model": recorded.body["model"], **reply}
 
@@ -355,14 +375,22 @@ class AnthropicFake(Served):
 
     def _peek(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """The answer the next request would get, without taking it from the script."""
+        item: Reply | Script | None
         with self._lock:
-            item = self._script[0] if self._script else self._default
+            if is_review_request(body):
+                item = self._reviews[0] if self._reviews else default_review
+            else:
+                item = self._script[0] if self._script else self._default
         reply = item(body) if callable(item) else item
         return {"model": body["model"], **reply} if isinstance(reply, dict) else None
 
     def _next(self, body: dict[str, Any]) -> Reply:
+        item: Reply | Script | None
         with self._lock:
-            item = self._script.popleft() if self._script else self._default
+            if is_review_request(body):
+                item = self._reviews.popleft() if self._reviews else default_review
+            else:
+                item = self._script.popleft() if self._script else self._default
         if item is None:
             self.failures.append("a request arrived but no reply was scripted")
             return server_error()

@@ -17,6 +17,7 @@ USERS = {
     "attempts.md.j2": ["llm/prompt.py"],
     "language.md.j2": ["llm/prompt.py"],
     "conversation.md.j2": ["llm/loop.py"],
+    "review.md.j2": ["review/text.py"],
     "tools.md.j2": ["llm/tools.py"],
     "context.md.j2": ["context/gather.py", "context/fit.py", "context/render.py", "context/history_read.py"],
 }
@@ -32,7 +33,8 @@ def test_every_macro_is_used_by_the_code_that_fills_its_template(template: str) 
 
 
 def test_every_template_is_known_here() -> None:
-    whole_texts = {"system.md.j2", "user.md.j2", "guidance.md.j2"}  # rendered as they stand
+    whole_texts = {"system.md.j2", "user.md.j2", "guidance.md.j2",  # rendered as they stand
+                   "review_system.md.j2", "review_user.md.j2"}
     macro_files = {p.name for p in (PACKAGE / "templates").glob("*.j2")} - whole_texts
     assert macro_files == set(USERS)
 
