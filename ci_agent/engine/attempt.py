@@ -333,7 +333,7 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
                               reviewer)
         if isinstance(step, attempt_review.Withdrawn):
             log.give_up = step.reason
-            emit("gave_up", attempt=log.number, reason=step.reason, by_model=True)
+            emit("gave_up", attempt=log.number, reason=step.reason, by_model=step.by_model)
             return "gave_up", ExitCode.NO_SAFE_PATCH, step.reason
         if isinstance(step, attempt_review.Rejected):
             log.rejected = step.summary

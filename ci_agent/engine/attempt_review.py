@@ -81,6 +81,7 @@ class Rejected:
 @dataclass(frozen=True, slots=True)
 class Withdrawn:
     reason: str  # the fixer gave up (or hit a cap) after a revision request
+    by_model: bool = True
 
 
 Step = Ship | SendBack | Revised | Rejected | Withdrawn
@@ -132,7 +133,7 @@ class Reviewer:
         self.asked = self.asked.resume(step.feedback)
         answer = self.asked.answer
         if isinstance(answer, GiveUp):
-            return Withdrawn(answer.reason)
+            return Withdrawn(answer.reason, answer.by_model)
         return Revised(replace(answer, summary=self.redact(answer.summary),
                                root_cause=self.redact(answer.root_cause)))
 

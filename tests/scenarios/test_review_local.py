@@ -123,3 +123,37 @@ def test_review_off_makes_no_review_call_and_a_dry_run_says_one_would_follow(
 
     assert run.exit_code == 0, str(run)
     assert api.review_requests == [] and run.of("reviewed") == [] and "**Review:**" not in run.summary
+
+
+def test_after_the_last_round_a_revise_ships_with_its_issues_and_a_capped_confidence(
+        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    patch = repo.diff(PYTHON.fix)
+    api.reply(model.submit_patch(patch, summary="Guard the division", root_cause=ROOT_CAUSE, confidence=0.9),
+              model.submit_patch(patch, summary="Guard the division again", root_cause=ROOT_CAUSE,
+                                 confidence=0.9))
+    still = issue("critical", "root_cause", "still treats the symptom")
+    api.review(review_reply("revise", still), review_reply("revise", still))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 0, str(run)
+    assert len(api.message_requests) == 2 and len(api.review_requests) == 2, "max_rounds: 2 reviews"
+    assert_fixed_on_branch(repo, attempt=1)
+    assert "**Review:** the reviewer asked for a revision after 2 round(s); 1 critical." in run.summary
+    assert "**Confidence after review:** 0.30 (capped from 0.90 by the open issues)" in run.summary
+
+
+def test_a_fixer_that_gives_up_after_a_revise_ends_the_run_without_a_patch(
+        api: AnthropicFake, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    repo = user_repo(tmp_path, PYTHON)
+    before = working_copy(repo.path)
+    api.reply(model.submit_patch(repo.diff(PYTHON.fix), summary="Guard the division", root_cause=ROOT_CAUSE),
+              model.give_up("The reviewer is right; the data model needs a decision."))
+    api.review(review_reply("revise", issue("major", "behaviour_change", "changes the API")))
+
+    run = fix(repo, capfd)
+
+    assert run.exit_code == 4, str(run)
+    assert run.of("gave_up")[0]["reason"].startswith("The reviewer is right")
+    assert attempt_refs(repo) == [] and working_copy(repo.path) == before
