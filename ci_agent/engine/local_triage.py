@@ -49,10 +49,6 @@ class Triage:
     quarantine: tuple[str, ...] = ()  # tests with quarantine_after flaky verdicts or more
     notes: tuple[str, ...] = ()  # why no flaky check ran, or what the re-run showed
 
-    def to_json(self) -> dict[str, object]:
-        return {"verdict": self.verdict.to_json() if self.verdict else None,
-                "quarantine": list(self.quarantine), "notes": list(self.notes)}
-
 
 class FlakyLog(Protocol):
     def counts(self) -> dict[str, int]: ...

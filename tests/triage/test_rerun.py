@@ -154,6 +154,39 @@ def test_too_many_failed_tests_get_no_rerun() -> None:
     assert isinstance(plan_rerun(["pytest"], report("pytest_console", *names[:MAX_TESTS])), RerunPlan)
 
 
+@pytest.mark.parametrize(("command", "expected"), [
+    (["uv", "run", "pytest", "-q"], ("pytest", 3)), (["/usr/bin/python3.12", "-m", "pytest"], ("pytest", 3)),
+    (["npx", "vitest", "run"], ("vitest", 3)), (["yarn", "jest", "--ci"], ("jest", 2)),
+    (["dotnet", "test", "x.sln"], ("dotnet", 2)), (["node", "--test", "t/"], ("node", 1))])
+def test_runners_are_found_behind_common_wrappers(command: list[str], expected: tuple[str, int]) -> None:
+    assert detect(command) == expected
+
+
+def plan_of(framework: str, *selectors: str) -> RerunPlan:
+    return RerunPlan(framework, (), selectors, selectors)  # type: ignore[arg-type]
+
+
+def test_passing_lines_confirm_only_the_tests_they_name() -> None:
+    dotnet = "  Passed Shop.Tests.CartTests.Adds(qty: 2) [3 ms]\n  Failed Shop.Tests.Odd.M [1 ms]\n"
+    assert unconfirmed(plan_of("dotnet", "Shop.Tests.CartTests.Adds", "Shop.Tests.Odd.M"), dotnet, 1) == (
+        "Shop.Tests.Odd.M",)
+    cargo = "test tests::flaky ... ok\ntest tests::flaky_not ... FAILED\n"
+    assert unconfirmed(plan_of("cargo", "tests::flaky", "tests::flaky_not"), cargo, 1) == (
+        "tests::flaky_not",)
+    go = "--- PASS: TestA (0.00s)\n    --- SKIP: TestA/x (0.00s)\nok  \tm\t0.1s [no tests to run]\n"
+    assert unconfirmed(plan_of("go", "TestA", "TestA/x"), go, 0) == ("TestA/x",)
+    pytest_out = "PASSED a.py::t[x y]\nSKIPPED [1] a.py:3: no\n"
+    assert unconfirmed(plan_of("pytest", "a.py::t[x y]", "a.py::u"), pytest_out, 1) == ("a.py::u",)
+    node = "ok 1 - a # SKIP test name does not match pattern\n✔ b (1.5ms)\n"
+    assert unconfirmed(plan_of("node", "a", "b"), node, 1) == ("a",)
+
+
+def test_jest_and_vitest_are_confirmed_only_by_a_count_covering_every_test() -> None:
+    plan = plan_of("jest", "a", "b")
+    assert unconfirmed(plan, "✓ a\n✓ b\n", 1) == ("a", "b")
+    assert unconfirmed(plan, "", 2) == ()
+
+
 # --- hostile names ------------------------------------------------------------------------
 
 FRAMEWORKS = [(["pytest"], "pytest_console"), (["dotnet", "test"], "trx"), (["go", "test"], "go_test"),
