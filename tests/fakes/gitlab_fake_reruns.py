@@ -75,16 +75,16 @@ class RerunRoutes(FakeRoutes):
         if ends == "failure" and int(job) in self.archives:
             self.archives[new_id] = self.archives[int(job)]
         if ends != "queued":
-            self._end(new_id, ends, self.traces.get(int(job), b""))
+            self._end(new_id, ends, self.traces.get(int(job), b""), old.get("failure_reason") or "")
         self._settle_pipeline(pipeline_id)
         return Reply(201, self.jobs[new_id])
 
     # -- state changes -----------------------------------------------------------------------
 
-    def _end(self, job_id: int, ends: str, failed_trace: bytes = b"") -> None:
+    def _end(self, job_id: int, ends: str, failed_trace: bytes = b"", reason: str = "") -> None:
         job = self.jobs[job_id]
-        if ends == "failure":
-            job.update(status="failed", failure_reason="script_failure")
+        if ends == "failure":  # the same way: the same trace and failure_reason
+            job.update(status="failed", failure_reason=reason or "script_failure")
             self.traces[job_id] = failed_trace or self.traces.get(job_id, b"")
         else:
             job.update(status="success", failure_reason=None)
