@@ -18,7 +18,8 @@ from ci_agent.engine.marker_entries import MAX_FLAKY, FlakyRecord, RerunRecord
 from ci_agent.engine.triage_flaky import FlakyCheck, Wait, check_flaky, quarantine_candidates
 from ci_agent.report import Outcome, Report, ReportFailure, SourceInfo, TestCounts
 from tests.fakes.github_fake import GitHubFake, error
-from tests.fakes.gitlab_fake import FakeJob, GitLabFake
+from tests.fakes.gitlab_fake import FakeJob, Fault, GitLabFake
+from tests.fakes.gitlab_fake import error as error_gitlab
 from tests.forge.forges import GITLAB_JOB_TOKEN, bare_origin, github_forge, gitlab_forge
 
 SETTINGS = Settings()
@@ -194,6 +195,21 @@ def test_a_gitlab_job_token_is_unavailable_and_says_which_token(tmp_path: Path) 
     assert result.outcome == "unavailable"
     assert result.note.startswith("CI could not run the failed jobs again: CI_JOB_TOKEN cannot retry")
     assert "CI_AGENT_GITLAB_TOKEN" in result.note and "\n" not in result.note
+
+
+def test_a_retry_refused_part_way_is_never_flaky(tmp_path: Path) -> None:
+    with GitLabFake(bare_origin(tmp_path)[0]) as fake:
+        run = fake.add_pipeline("main", "a" * 40, "failed",
+                                [FakeJob("unit", "failed"), FakeJob("e2e", "failed")])
+        fake.rerun_ends = "success"
+        fake.add_fault(Fault(error_gitlab(403, "403 Forbidden - Job is not retryable"),
+                             path=r".*/retry", method="POST", skip=1))
+        ci = Ci(gitlab_forge(fake), run, lambda how: None, lambda how: None, lambda: 0)
+
+        result = check(ci, ForgeState())
+
+    assert result.outcome == "unavailable" and "not retryable" in result.note
+    assert result.verdict is None and result.marker.flaky == {}
 
 
 def test_a_cancelled_rerun_tells_nothing() -> None:

@@ -20,7 +20,7 @@ from ci_agent.engine.forge import Rerun, RunState, RunStatus
 from ci_agent.errors import ForgeError, StatusForgeError, status_of
 from ci_agent.platforms.gitlab.forge_calls import GitLabCalls
 
-# GitLab pipeline statuses as (status, conclusion); unknown or waiting ones count as queued.
+# The conclusion (GitHub's word) of each finished GitLab status; waiting or unknown ones are queued.
 _DONE = {"success": "success", "failed": "failure", "canceled": "cancelled", "skipped": "skipped"}
 _RUNNING = frozenset({"running", "canceling"})
 
@@ -32,7 +32,8 @@ class GitLabReruns:
 
     def rerun_failed_jobs(self, run_id: int) -> Rerun:
         """Retries the newest run of each failed job. Everything is read BEFORE the first retry:
-        once GitLab has retried a job, no failure of ours may say nothing started."""
+        once GitLab has retried a job, no failure of ours may say nothing started. A refusal
+        part-way still raises: a re-run of only some failed jobs could call a failure flaky."""
         jobs = self._api.call(f"list the jobs of pipeline {run_id}", "Reporter",
                               lambda: [j.attributes for j in self._api.project.pipelines
                                        .get(run_id, lazy=True).jobs.list(include_retried=True, get_all=True)])

@@ -153,3 +153,14 @@ def test_a_retried_job_allowed_to_fail_does_not_fail_the_retry() -> None:
 def test_a_pipeline_waiting_on_a_manual_job_passed_when_nothing_failed() -> None:
     assert pipeline_state("manual", [job(1, "unit", "success")]).passed
     assert not pipeline_state("manual", [job(1, "unit", "failed")]).passed
+
+
+def test_a_refusal_part_way_is_an_error_even_after_one_retry_started(fake: GitLabFake) -> None:
+    """Only some failed jobs re-run could pass and call a real failure flaky."""
+    run = failed_pipeline(fake)
+    fake.add_fault(Fault(error(403, "403 Forbidden - Job is not retryable"), path=RETRY, method="POST",
+                         skip=1))
+
+    with pytest.raises(ForgeError, match="not retryable"):
+        make(fake).rerun_failed_jobs(run)
+    assert len(fake.retried) == 1
