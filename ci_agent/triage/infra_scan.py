@@ -5,7 +5,8 @@ UTF-8/UTF-16, CRLF and bare CR, ANSI, GitHub timestamps and `##[error]` prefixes
 sections, NULs, lines cut at 64 KiB). A log larger than `MAX_SCAN_BYTES` is read at its head and
 its tail only (half each): the environment's failure is what stopped the job, so it is near the
 end, and a restore or setup failure is near the start. Blocks of lines go through one prefilter
-regex (C speed); only the lines it finds are matched against each signal.
+keywords (`infra_signals.KEYWORDS`, found by `str.find` at C speed); only the lines holding one
+are cleaned and matched against each signal.
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from ci_agent.envelope import EnvelopeInfo, LineCleaner, detect_encoding, iter_raw_blocks
-from ci_agent.triage.infra_signals import PREFILTER, Category, match_signal
+from ci_agent.triage.infra_signals import KEYWORDS, Category, match_signal
 
 MAX_SCAN_BYTES = 16 << 20
 MAX_HITS_PER_LOG = 20  # enough to know the categories and show a few lines
+# Lines the prefilter finds that no signal matches (a test printing "Killed" on every line):
+# past this many the log has told what it will, and the scan stops (bounded time).
+MAX_CANDIDATES_PER_LOG = 20_000
 EVIDENCE_CHARS = 200
 
 
@@ -45,21 +49,39 @@ def scan_log(path: Path, max_bytes: int = MAX_SCAN_BYTES) -> list[Hit]:
 def _hits(stream: BinaryIO, source: str) -> Iterator[Hit]:
     info = EnvelopeInfo()
     cleaner = LineCleaner(info)
-    count = 0
-    for raw in iter_raw_blocks(stream, info):
-        block = cleaner.clean_block(raw)
-        for match in PREFILTER.finditer(block):
-            start = block.rfind("\n", 0, match.start()) + 1
-            end = block.find("\n", match.end())
-            line = block[start:end if end != -1 else len(block)].strip()
-            found = match_signal(line)
+    count = candidates = 0
+    for block in iter_raw_blocks(stream, info):
+        for line in candidate_lines(block):
+            found = match_signal(cleaner.clean(line).strip())
             if found is None:
+                candidates += 1
+                if candidates >= MAX_CANDIDATES_PER_LOG:
+                    return
                 continue
             signal, where = found
-            yield Hit(signal.category, evidence_text(line, where.start()), source)
+            yield Hit(signal.category, evidence_text(where.string, where.start()), source)
             count += 1
             if count >= MAX_HITS_PER_LOG:
                 return
+
+
+def candidate_lines(block: str) -> list[str]:
+    """The lines of a block (LF-joined) that hold a keyword, in order, each once."""
+    starts: set[int] = set()
+    for keyword in KEYWORDS:
+        pos = block.find(keyword)
+        while pos != -1:
+            start = block.rfind("\n", 0, pos) + 1
+            starts.add(start)
+            end = block.find("\n", pos)
+            if end == -1 or len(starts) > MAX_CANDIDATES_PER_LOG:
+                break
+            pos = block.find(keyword, end)
+    lines = []
+    for start in sorted(starts):
+        end = block.find("\n", start)
+        lines.append(block[start:end if end != -1 else len(block)])
+    return lines
 
 
 def evidence_text(text: str, focus: int = 0) -> str:

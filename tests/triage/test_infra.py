@@ -20,6 +20,7 @@ from ci_agent.report import (
 )
 from ci_agent.triage import Verdict
 from ci_agent.triage.infra import JobOutcome, classify
+from ci_agent.triage.infra_scan import MAX_HITS_PER_LOG, scan_log
 from tests.conftest import LOCAL_FIXTURES, SHARED_FIXTURES
 
 INFRA = LOCAL_FIXTURES / "infra"
@@ -260,3 +261,67 @@ def test_job_outcomes_count_only_when_every_failed_job_has_one(tmp_path: Path) -
 def test_a_cancelled_job_with_a_real_test_failure_gets_no_verdict() -> None:
     report = with_items(failures=(failed_test("Expected: 3 But was: 2"),))
     assert classify(report, [], (JobOutcome("test", "cancelled"),)) is None
+
+
+# --- hostile input: bounded time and memory, no crash --------------------------------------------
+
+def test_hostile_bytes_do_not_crash_and_signals_are_still_read(tmp_path: Path) -> None:
+    log = tmp_path / "hostile.log"
+    log.write_bytes(b"\xfa\xff\xfe invalid utf-8 \x00\x00 NULs\r\n"
+                    + b"A" * (300 * 1024) + b"\r\n"  # one line longer than the reader's cut
+                    + b"\x1b[31mnpm error code ECONNRESET\x1b[0m\r\n"
+                    + b"2026-01-01T00:00:00.0000000Z ##[error]The operation was canceled.\r\n")
+    verdict = classify(EMPTY, [log])
+    assert verdict is not None
+    assert verdict.reason.startswith("Not a code failure: the job was cancelled")
+    assert "hostile.log: npm error code ECONNRESET" in verdict.evidence
+
+
+def test_utf16_logs_are_read(tmp_path: Path) -> None:
+    log = tmp_path / "restore.log"
+    log.write_bytes("\ufeffApp.csproj : error NU1301: Unable to load the service index for source "
+                    "https://api.nuget.org/v3/index.json.\r\n".encode("utf-16-le"))
+    verdict = classify(EMPTY, [log])
+    assert verdict is not None and "feed" in verdict.reason
+
+
+def test_evidence_is_bounded_and_printable(tmp_path: Path) -> None:
+    log = write_log(tmp_path, "x" * 5000 + " curl: (6) Could not resolve host: " + "h" * 5000 + "\x07\n")
+    verdict = classify(EMPTY, [log])
+    assert verdict is not None
+    (line,) = verdict.evidence
+    assert len(line) <= 200 and line.isprintable()
+    assert "Could not resolve host" in line, "the cut keeps the signal in view"
+
+
+def test_a_big_log_is_read_at_its_head_and_tail_only(tmp_path: Path) -> None:
+    """The cap keeps time bounded: a signal in the middle of a log over the cap is not seen, one
+    at its end (where a killed job stops) or its start (a restore) is."""
+    filler = b"building something ordinary\n" * 40_000  # ~1.1 MB
+    end = tmp_path / "end.log"
+    end.write_bytes(filler + b"No space left on device\n")
+    start = tmp_path / "start.log"
+    start.write_bytes(b"No space left on device\n" + filler)
+    middle = tmp_path / "middle.log"
+    middle.write_bytes(filler + b"No space left on device\n" + filler)
+    cap = 256 * 1024
+    assert [h.category for h in scan_log(end, cap)] == ["disk"]
+    assert [h.category for h in scan_log(start, cap)] == ["disk"]
+    assert scan_log(middle, cap) == []
+    assert [h.category for h in scan_log(middle, 4 << 20)] == ["disk"]
+
+
+def test_a_big_utf16_log_keeps_its_code_units_aligned(tmp_path: Path) -> None:
+    text = "\ufeff" + "x" * 99_999 + "\r\n" + "ordinary line\r\n" * 20_000 + "No space left on device\r\n"
+    log = tmp_path / "big16.log"
+    log.write_bytes(text.encode("utf-16-le") + b"\x00")  # an odd size: the tail starts on a unit
+    assert [h.category for h in scan_log(log, 200_001)] == ["disk"]
+
+
+def test_many_signal_lines_stop_the_scan_early(tmp_path: Path) -> None:
+    log = write_log(tmp_path, "npm error code ETIMEDOUT\n" * 100_000)
+    assert len(scan_log(log)) == MAX_HITS_PER_LOG
+
+
+def test_an_unreadable_log_has_no_signal(tmp_path: Path) -> None:
+    assert classify(EMPTY, [tmp_path / "missing.log", tmp_path]) is None
