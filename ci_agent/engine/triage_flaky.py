@@ -113,14 +113,17 @@ def quarantine_candidates(marker: ForgeState, quarantine_after: int) -> tuple[st
 
 
 def _await(forge: Forge, run_id: int, attempt: int, timeout_s: float, wait: Wait) -> RunState | str:
-    """The run once its re-run attempt is completed, or why we stopped waiting (a note)."""
-    start, slept, pause = wait.clock(), 0.0, wait.first_s
+    """The run once its re-run attempt is completed, or why we stopped waiting (a note). A run
+    still completed at an older attempt after one pause never started the re-run (the forge
+    starts the new attempt when asked): the run as it is, not a wait until the timeout."""
+    start, slept, pause, polls = wait.clock(), 0.0, wait.first_s, 0
     while True:
         try:
             state = forge.run_state(run_id)
         except ForgeError as error:
             return _one_line(f"Could not read the re-run of run {run_id}: {error}")
-        if state.status == "completed" and state.attempt >= attempt:
+        polls += 1
+        if state.status == "completed" and (state.attempt >= attempt or polls > 1):
             return state
         left = timeout_s - max(wait.clock() - start, slept)
         if left <= 0:
@@ -133,6 +136,10 @@ def _await(forge: Forge, run_id: int, attempt: int, timeout_s: float, wait: Wait
 
 
 def _conclusion(pending: RerunRecord, state: RunState) -> RerunRecord:
+    if state.attempt < pending.attempt:
+        note = (f"CI shows no re-run of the failed jobs (the run is still at attempt {state.attempt}, "
+                f"the re-run was to be attempt {pending.attempt}).")
+        return replace(pending, state="unavailable", note=note)
     if state.passed:
         return replace(pending, state="flaky", attempt=state.attempt)
     if state.conclusion in _FAILED_AGAIN:

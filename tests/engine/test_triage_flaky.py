@@ -17,7 +17,7 @@ from ci_agent.engine.marker import ForgeState
 from ci_agent.engine.marker_entries import MAX_FLAKY, FlakyRecord, RerunRecord
 from ci_agent.engine.triage_flaky import FlakyCheck, Wait, check_flaky, quarantine_candidates
 from ci_agent.report import Outcome, Report, ReportFailure, SourceInfo, TestCounts
-from tests.fakes.github_fake import GitHubFake, error
+from tests.fakes.github_fake import GitHubFake, Reply, error
 from tests.fakes.gitlab_fake import FakeJob, Fault, GitLabFake
 from tests.fakes.gitlab_fake import error as error_gitlab
 from tests.forge.forges import GITLAB_JOB_TOKEN, bare_origin, github_forge, gitlab_forge
@@ -210,6 +210,20 @@ def test_a_retry_refused_part_way_is_never_flaky(tmp_path: Path) -> None:
 
     assert result.outcome == "unavailable" and "not retryable" in result.note
     assert result.verdict is None and result.marker.flaky == {}
+
+
+def test_a_forge_that_accepts_but_starts_no_rerun_is_not_waited_for() -> None:
+    """A completed run still at its old attempt after one pause never started the re-run."""
+    with GitHubFake() as fake:
+        ci = github_ci(fake)
+        fake.inject(Reply(201, {}), path=r".*/rerun-failed-jobs", method="POST")  # and does nothing
+        clock = Clock()
+
+        result = check(ci, ForgeState(), clock=clock)
+
+    assert result.outcome == "unavailable" and "still at attempt 1" in result.note
+    assert clock.sleeps == [15.0]
+    assert result.marker.reruns["7"].state == "unavailable"
 
 
 def test_a_cancelled_rerun_tells_nothing() -> None:
