@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the engine is imported when the verb runs, not when the CLI
     from ci_agent.engine.attempt import Outcome, Plan
     from ci_agent.engine.ledger import Ledger
     from ci_agent.llm.client import ModelClient
+    from ci_agent.llm.pricing import Pricing
     from ci_agent.llm.types import ModelSettings
 
 
@@ -137,12 +138,15 @@ def chosen_platform(args: argparse.Namespace) -> str:
 def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = None,
                     client_factory: Callable[[], ModelClient] | None = None) -> int:
     """The `fix` verb. `client_factory` replaces the Anthropic client (tests script one)."""
-    from ci_agent.engine.attempt import identity, run_fix
+    from ci_agent.engine.attempt import identity
     from ci_agent.engine.dry_run import DryRunLedger
     from ci_agent.engine.guidance import in_work_tree, with_guidance
     from ci_agent.engine.ledger import GitLedger
+    from ci_agent.engine.money import close_day, local_meter, run_metered
     from ci_agent.engine.seams import API_KEY_ENV, model_settings, real_seams
+    from ci_agent.engine.spend import today
     from ci_agent.engine.summary import summary_markdown
+    from ci_agent.llm.pricing import Pricing
     from ci_agent.platforms import platform_named
     from ci_agent.redact import Redactor
 
@@ -169,9 +173,11 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
     ledger: Ledger = GitLedger(plan.repo, plan.fix_branch, identity(settings))
     if args.dry_run:  # the local platform's writes are its side records: a dry run keeps none
         ledger = DryRunLedger(ledger)
-    outcome = run_fix(plan, settings, seams, emit, ledger)
+    seams, day = local_meter(plan, settings, seams, lambda text: emit("warning", message=text))
+    outcome = run_metered(plan, settings, seams, emit, ledger)
+    close_day(seams.meter, day, today(), outcome.capped, lambda text: emit("warning", message=text))
     if outcome.request is not None:
-        _print_request(outcome, emit, args.json)
+        _print_request(outcome, emit, args.json, Pricing.from_config(settings.prices))
         return int(outcome.exit_code)
     summary = redact(summary_markdown(outcome, plan))
     _write_summary(summary, args.summary, args.json)
@@ -180,7 +186,8 @@ def run_fix_command(args: argparse.Namespace, env: Mapping[str, str] | None = No
         extra["verdict"] = outcome.triage.verdict.to_json()
         extra["quarantine"] = list(outcome.triage.quarantine)
     emit("done", status=outcome.status, exit_code=int(outcome.exit_code), branch=outcome.fix_branch,
-         usage=outcome.usage.to_json(), message=outcome.message, **extra)
+         usage=outcome.usage.to_json(), message=outcome.message, cost_usd=round(outcome.cost_usd, 6),
+         **extra)
     return int(outcome.exit_code)
 
 
@@ -189,12 +196,16 @@ def request_bytes(request: Mapping[str, Any]) -> int:
     return len(json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
-def _print_request(outcome: Outcome, emit: _Events, as_json: bool) -> None:
+def _print_request(outcome: Outcome, emit: _Events, as_json: bool, pricing: Pricing) -> None:
+    from ci_agent.engine.dry_run import estimated_cost
+    from ci_agent.llm.pricing import usd
+
     assert outcome.request is not None
     size = request_bytes(outcome.request)
     review = {"review": outcome.message} if outcome.message else {}  # a review would follow (issue 16)
+    cost = estimated_cost(outcome.request, pricing)
     if as_json:
-        emit("dry_run", bytes=size, request=outcome.request, **review)
+        emit("dry_run", bytes=size, estimated_cost_usd=round(cost, 6), request=outcome.request, **review)
         emit("done", status="dry_run", exit_code=0, branch=outcome.fix_branch)
         return
     write_stdout(emit.redact(json.dumps(outcome.request, indent=2, ensure_ascii=False)) + "\n")
@@ -202,6 +213,8 @@ def _print_request(outcome: Outcome, emit: _Events, as_json: bool) -> None:
           f"({len(outcome.request.get('tools', []))} tools); nothing was sent", file=sys.stderr)
     if outcome.message:
         print(f"ci-agent: dry run: {outcome.message}", file=sys.stderr)
+    print(f"ci-agent: dry run: this first call could cost up to {usd(cost)} (the money caps' "
+          "worst case: every input token at the cache-write rate, a full max_tokens answer)", file=sys.stderr)
 
 
 def _write_summary(text: str, path: str | None, as_json: bool) -> None:

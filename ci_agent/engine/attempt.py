@@ -24,6 +24,7 @@ from ci_agent.engine.ledger import GitFlakyLog, Ledger
 from ci_agent.engine.local_triage import Check, Triage, judge
 from ci_agent.errors import CiAgentError, ExitCode
 from ci_agent.llm.client import ModelClient
+from ci_agent.llm.metered import CapReached, Meter
 from ci_agent.llm.prompt import AttemptNote, compose_user_text
 from ci_agent.llm.types import AskResult, GiveUp, ModelSettings, PatchProposal, Usage
 from ci_agent.patch.apply import Trailers, commit, rollback
@@ -47,6 +48,7 @@ class Seams:
     request: Callable[[ModelSettings, str], dict[str, Any]]  # the first request, for --dry-run
     context: Callable[[Path, Report], str]  # rendered (redacted, sanitised) context
     redact: Callable[[str], str]
+    meter: Meter = field(default_factory=Meter)  # money caps: every model call goes through it
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class AttemptLog:
     commit: str = ""
     review: attempt_review.ReviewLog | None = None  # the last review of the patch
     rejected: str = ""  # the reviewer rejected the patch: the ledger's summary of it
+    cost_usd: float = 0.0  # every model call of the attempt (the fixer's and the reviewer's)
 
 
 @dataclass
@@ -105,6 +108,8 @@ class Outcome:
     request: dict[str, Any] | None = None
     worktree: Path | None = None
     triage: Triage | None = None  # what the checks before the model found (fix --local)
+    cost_usd: float = 0.0  # this run's model calls
+    capped: CapReached | None = None  # the money cap that stopped the run
 
     @property
     def usage(self) -> Usage:
@@ -152,9 +157,11 @@ def _checker(workdir: Path, settings: Settings, redact: Callable[[str], str]) ->
     return check
 
 
-def run_fix(plan: Plan, settings: Settings, seams: Seams, emit: Emit, ledger: Ledger) -> Outcome:
+def run_fix(plan: Plan, settings: Settings, seams: Seams, emit: Emit, ledger: Ledger,
+            started: list[Outcome] | None = None) -> Outcome:
     """Attempts on `plan`'s failure until one is committed, the model gives up or the budget is
-    spent; every attempt is read from and written to `ledger`."""
+    spent; every attempt is read from and written to `ledger`. The outcome goes into `started` as
+    soon as attempts begin (`money.run_metered` finishes it when a money cap stops the run)."""
     tip = (state.rev(plan.repo, "refs/heads/" + plan.fix_branch) or state.rev(plan.repo, plan.source_ref)
            if plan.dry_run else state.prepare_fix_branch(plan.repo, plan.source_ref, plan.fix_branch))
     if tip is None:
@@ -163,7 +170,8 @@ def run_fix(plan: Plan, settings: Settings, seams: Seams, emit: Emit, ledger: Le
     if (plan.command or plan.verify) and not sandbox.privilege_drop_possible():
         emit("unsandboxed", note=sandbox.no_drop_note())  # once per run, before any command runs
     with state.worktree(plan.repo, tip, keep=plan.keep_worktree) as workdir:
-        outcome = _in_worktree(plan, settings, seams, emit, workdir, tip, ledger)
+        outcome = _in_worktree(plan, settings, seams, emit, workdir, tip, ledger,
+                               started if started is not None else [])
         if plan.keep_worktree:
             outcome.worktree = workdir
         return outcome
@@ -175,7 +183,7 @@ def identity(settings: Settings) -> git.Identity:
 
 
 def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workdir: Path,
-                 tip: str, ledger: Ledger) -> Outcome:
+                 tip: str, ledger: Ledger, started: list[Outcome]) -> Outcome:
     first = collect(workdir, command=plan.command, timeout_s=plan.timeout_s, logs=plan.logs,
                     result_globs=plan.result_globs, root=workdir if plan.command else plan.repo,
                     labels=plan.labels, quiet=not plan.warn_inputs)
@@ -196,6 +204,7 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
                        budget, message=triage.message, triage=triage)
     outcome = Outcome("escalated", ExitCode.BUDGET_EXHAUSTED, plan.fix_branch, first.report,
                       first.fingerprint, budget, triage=triage)
+    started.append(outcome)
     notes = [AttemptNote(r.number, r.summary, after_fingerprint=r.after) for r in budget.failures]
     current = first
     client: ModelClient | None = None
@@ -220,10 +229,12 @@ def _in_worktree(plan: Plan, settings: Settings, seams: Seams, emit: Emit, workd
             outcome.message = attempt_review.dry_run_message(settings.review, plan.model)
             return outcome
         if client is None:
-            client = seams.client_factory()
+            client = seams.meter.client(seams.client_factory)
         check = _checker(workdir, settings, seams.redact)
+        seams.meter.start_attempt(number)
         asked = seams.ask(client, plan.model, user_text, workdir, check, report_files(current.report))
-        log = AttemptLog(number, current.fingerprint, asked.usage, asked.turns, asked.rejections)
+        log = AttemptLog(number, current.fingerprint, asked.usage, asked.turns, asked.rejections,
+                         cost_usd=seams.meter.attempt_cost)
         outcome.attempts.append(log)
         emit("asked", attempt=number, turns=asked.turns, usage=asked.usage.to_json())
         for rejection in asked.rejections:
@@ -342,7 +353,8 @@ def _try_patch(plan: Plan, settings: Settings, emit: Emit, workdir: Path, tip: s
             return None
         proposal = log.proposal = step.proposal
     result = AttemptResult.PASSED if plan.verify else AttemptResult.PENDING
-    trailers = ResultTrailers(log.number, current.fingerprint, attempt_id, result.value)
+    trailers = ResultTrailers(log.number, current.fingerprint, attempt_id, result.value,
+                              f"{log.cost_usd:.6f}")
     message = f"{_line(proposal.summary) or 'ci-agent: fix the failing build'}\n\n{proposal.root_cause}"
     log.commit = commit(workdir, settings.commit, message, trailers)
     state.publish(plan.repo, plan.fix_branch, log.commit, tip)
@@ -367,7 +379,9 @@ class ResultTrailers(Trailers):
     """The patch engine's trailers plus `CI-Agent-Result` (what the budget reads back)."""
 
     result: str = ""
+    cost_usd: str = ""  # the attempt's model calls so far (issue 16: the branch cap of fix --local)
 
     def pairs(self) -> list[tuple[str, str]]:
         pairs = Trailers.pairs(self)
-        return [*pairs, ("CI-Agent-Result", self.result)] if self.result else pairs
+        pairs = [*pairs, ("CI-Agent-Result", self.result)] if self.result else pairs
+        return [*pairs, ("CI-Agent-Cost-USD", self.cost_usd)] if self.cost_usd else pairs

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ci_agent.engine import decide as d
-from ci_agent.engine import gitops
-from ci_agent.engine.attempt import Outcome, Plan, run_fix
+from ci_agent.engine import gitops, money, spend
+from ci_agent.engine.attempt import Outcome, Plan, Seams
 from ci_agent.engine.change_base import with_change_base
 from ci_agent.engine.ci_plan import (
     make_plan,
@@ -26,7 +26,9 @@ from ci_agent.engine.ledger import MarkerLedger
 from ci_agent.engine.marker import ChainLink
 from ci_agent.engine.publish import explained, propose, push
 from ci_agent.engine.sources import Sources
+from ci_agent.engine.spend import GitSpendLedger
 from ci_agent.errors import ExitCode
+from ci_agent.llm.pricing import Pricing
 
 
 def attempt(run: Run, cycle: Cycle, chain: list[ChainLink], collected: Collected, sources: Sources) -> Result:
@@ -50,9 +52,24 @@ def attempt(run: Run, cycle: Cycle, chain: list[ChainLink], collected: Collected
               else cycle.forge.default_branch() if run.trig.pr_number is not None else None)
     seams = make_seams(with_change_base(cycle.settings, cycle.repo, target, cycle.auth), run.env, run.inputs,
                        run.client_factory, run.platform.missing_key(cycle.fix_branch))
-    outcome = run_fix(plan, cycle.settings, seams, run.emit, ledger)
-    cycle.marker = replace(ledger.marker, tokens=cycle.marker.tokens + outcome.usage.total)
+    seams, day = _metered(run, cycle, seams)
+    outcome = money.run_metered(plan, cycle.settings, seams, run.emit, ledger)
+    money.close_day(seams.meter, day, spend.today(), outcome.capped, run.warn)
+    cycle.marker = replace(ledger.marker, tokens=cycle.marker.tokens + outcome.usage.total,
+                           cost_usd=cycle.marker.cost_usd + outcome.cost_usd,
+                           capped=money.branch_mark(outcome.capped) or cycle.marker.capped)
     return _after(run, cycle, plan, outcome, collected)
+
+
+def _metered(run: Run, cycle: Cycle, seams: Seams) -> tuple[Seams, GitSpendLedger | None]:
+    """The meter of this run: the fix branch's spend and cap mark from the marker, the day's from
+    the ledger on origin (read before the first call; a dry run reads nothing)."""
+    meter = money.new_meter(cycle.settings, run.warn, branch_before=cycle.marker.branch_spent,
+                            branch_mark=cycle.marker.capped)
+    day = None if run.inputs.dry_run else money.day_ledger(cycle.repo, cycle.settings, remote=True,
+                                                            auth=cycle.auth)
+    money.open_day(meter, day, spend.today())
+    return replace(seams, meter=meter), day
 
 
 def _after(run: Run, cycle: Cycle, plan: Plan, outcome: Outcome, collected: Collected) -> Result:
@@ -62,7 +79,8 @@ def _after(run: Run, cycle: Cycle, plan: Plan, outcome: Outcome, collected: Coll
         return _dry_run(run, cycle, outcome, collected, details)
     if kind == d.ESCALATE:
         assert outcome.budget is not None
-        return escalate(run, cycle, outcome.budget, collected, tokens=outcome.usage.total, details=details)
+        return escalate(run, cycle, outcome.budget, collected, tokens=outcome.usage.total, details=details,
+                        cap=outcome.capped)
     if kind == d.EXPLAINED:
         return explained(run, cycle, outcome, details, collected)
     if kind == d.UNVERIFIABLE:
@@ -76,8 +94,9 @@ def _after(run: Run, cycle: Cycle, plan: Plan, outcome: Outcome, collected: Coll
 
 def _dry_run(run: Run, cycle: Cycle, outcome: Outcome, collected: Collected, details: str) -> Result:
     assert outcome.request is not None
+    size = size_sentence(outcome.request, Pricing.from_config(cycle.settings.prices))
     result = run.result(cycle, "skipped", ExitCode.OK, "dry run: nothing was sent, pushed or "
-                        f"posted; {size_sentence(outcome.request)}, printed in the log",
+                        f"posted; {size}, printed in the log",
                         collected=collected, details=details)
     result.request = outcome.request
     return result

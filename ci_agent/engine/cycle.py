@@ -27,6 +27,7 @@ from ci_agent.engine.summary import summary_markdown
 from ci_agent.engine.types import ActionInputs, Trigger
 from ci_agent.errors import ExitCode, UsageError
 from ci_agent.llm.client import ModelClient
+from ci_agent.llm.pricing import usd
 from ci_agent.logguard import log_line
 from ci_agent.redact import Redactor
 from ci_agent.render.untrusted import untrusted_md, untrusted_md_line
@@ -48,6 +49,7 @@ class Result:
     report: Any = None  # the distilled Report, for annotations
     request: Mapping[str, Any] | None = None  # a dry run: the model request it built (redacted)
     verdict: Verdict | None = None  # a verdict before the model (outcome flaky|pre_existing|infrastructure)
+    cost_usd: float = 0.0  # USD spent on the fix branch so far (the marker's total)
 
 
 _TITLES = {"fixed": "fixed", "committed": "patch pushed, CI decides", "escalated": "escalated",
@@ -67,6 +69,8 @@ def summary(result: Result, words: Words) -> str:
     lines = [f"## ci-agent: {title}", untrusted_md(result.message)]
     if result.pr is not None:
         lines.append(f"Fix {words.change_request}: [{words.ref(result.pr.number)}]({result.pr.url})")
+    if result.cost_usd:
+        lines.append(f"Cost on this fix branch: {usd(result.cost_usd)}.")
     if result.details:
         lines.append(result.details)
     return "\n\n".join(lines) + "\n"
@@ -130,7 +134,7 @@ class Run:
         if self.config_note:
             lines = [*lines, self.config_note]
         body = self.redact(texts.status_text(headline, cycle.fix_branch, cycle.source, budget, lines,
-                                             cycle.marker.tokens))
+                                             cycle.marker.tokens, cycle.marker.cost_usd))
         numbers = [n for n in (pr.number if pr else None, self.trig.pr_number, *also) if n is not None]
         for number in dict.fromkeys(numbers):
             # another job may have written since we read: keep what it recorded
@@ -145,13 +149,17 @@ class Run:
             notes = "".join(f"- {untrusted_md_line(n)}\n" for n in self.notes)
             details = "**Inputs not used:**\n" + notes + "\n" + details
         return Result(outcome, code, message, cycle.fix_branch, attempt, pr or cycle.pr, tokens, details,
-                      collected.report if collected else None)
+                      collected.report if collected else None, cost_usd=cycle.marker.cost_usd)
 
     def details(self, outcome: Outcome, plan: Plan) -> str:
         """The attempt engine's summary for the job summary, naming the source branch as people do."""
         ref = plan.source_ref
         name = self.trig.branch if ref.startswith(gitops.SOURCE_PREFIX) else ref.removeprefix("refs/heads/")
         return self.redact(summary_markdown(outcome, replace(plan, source_ref=name)))
+
+    def warn(self, text: str) -> None:
+        """A warning in the job log (a model with no known price, a day ledger not written)."""
+        print(log_line(self.redact(f"ci-agent: warning: {text}")), file=sys.stderr, flush=True)
 
     def emit(self, event: str, **fields: Any) -> None:
         """The attempt engine's progress, as log lines."""

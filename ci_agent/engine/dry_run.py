@@ -18,6 +18,8 @@ from typing import Any
 from ci_agent.engine.budget import Event
 from ci_agent.engine.ledger import Build, Ledger
 from ci_agent.engine.state import Recorded
+from ci_agent.llm.metered import Meter, MeteredClient
+from ci_agent.llm.pricing import Pricing, usd
 
 BYTES_PER_TOKEN = 4
 
@@ -55,9 +57,23 @@ def estimated_tokens(request: Mapping[str, Any]) -> int:
     return -(-size // BYTES_PER_TOKEN)
 
 
-def size_sentence(request: Mapping[str, Any]) -> str:
+def estimated_cost(request: Mapping[str, Any], pricing: Pricing) -> float:
+    """The first call's worst case in USD, by the rule the money caps apply before each call
+    (`ci_agent.llm.metered`): bytes / 2 input tokens, a full `max_tokens` answer."""
+    return MeteredClient(_Unsent, Meter(pricing)).estimate(dict(request))
+
+
+def size_sentence(request: Mapping[str, Any], pricing: Pricing | None = None) -> str:
     return (f"the request is {request_bytes(request)} bytes, about {estimated_tokens(request)} tokens "
-            f"(estimated), for model {request.get('model', '?')}")
+            f"(estimated), for model {request.get('model', '?')}, at most "
+            f"{usd(estimated_cost(request, pricing or Pricing.from_config()))} for this first call")
+
+
+class _Unsent:
+    """A dry run's model client: nothing is ever sent."""
+
+    def create(self, request: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("a dry run sends nothing")
 
 
 def request_text(request: Mapping[str, Any]) -> str:

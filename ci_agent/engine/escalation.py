@@ -23,13 +23,15 @@ from ci_agent.engine.cycle import Cycle, Result, Run
 from ci_agent.engine.forge import Forge, parse_marker, pick_status_comment, status_body
 from ci_agent.engine.marker import ForgeState
 from ci_agent.errors import ExitCode, ForgeError
+from ci_agent.llm.metered import CapReached
 from ci_agent.logguard import log_line
 
 
 def escalate(run: Run, cycle: Cycle, budget: Budget, collected: Collected, *, tokens: int = 0,
-             details: str = "") -> Result:
+             details: str = "", cap: CapReached | None = None) -> Result:
     """Escalate once per count; `tokens` are this run's (the attempts it made before escalating).
-    The job summary says where the escalation went in every case."""
+    `cap`: a money cap stopped the run, not the attempt budget (issue 16). The job summary says
+    where the escalation went in every case."""
     trig, words = run.trig, run.words
     forge, pr = cycle.forge, cycle.pr
     target = pr.number if pr is not None else trig.pr_number
@@ -40,7 +42,8 @@ def escalate(run: Run, cycle: Cycle, budget: Budget, collected: Collected, *, to
     if not cycle.marker.escalation_posted and not run.inputs.dry_run:
         unpushed = cycle.source if cycle.remote_tip is None and not run.in_place else ""
         body = run.redact(texts.escalation_text(cycle.fix_branch, budget.failures, collected.report,
-                                                cycle.marker.tokens, unpushed_source=unpushed))
+                                                cycle.marker.tokens, unpushed_source=unpushed,
+                                                cost_usd=cycle.marker.cost_usd, cap=str(cap or "")))
         if target is not None:
             post_once(forge, target, body)
             forge.add_labels(target, [texts.ESCALATED_LABEL])
@@ -58,8 +61,11 @@ def escalate(run: Run, cycle: Cycle, budget: Budget, collected: Collected, *, to
         where = f"; see {words.ref(target)}"
     message = (f"{budget.consecutive_failures} consecutive failed attempts on {cycle.fix_branch}; "
                f"escalated, no further model call{where}")
-    run.status(cycle, pr, f"escalated after {budget.consecutive_failures} failed attempts", budget,
-               [message])
+    headline = f"escalated after {budget.consecutive_failures} failed attempts"
+    if cap is not None:
+        message = f"{cap}; escalated, no further model call{where}"
+        headline = f"escalated: {cap.cap} cost cap"
+    run.status(cycle, pr, headline, budget, [message])
     return run.result(cycle, "escalated", ExitCode.BUDGET_EXHAUSTED, message, tokens=tokens,
                       collected=collected, details=details)
 

@@ -29,6 +29,7 @@ from ci_agent.engine.marker_entries import (
     RerunRecord,
     Tried,
     Unverifiable,
+    amount,
     bounded,
     finite_time,
     json_list,
@@ -59,6 +60,12 @@ class ForgeState:
     escalation_posted: bool = False
     fixed: str = ""  # the commit CI went green on
     tokens: int = 0  # total tokens spent on this fix branch
+    # Money (issue 16): USD spent on this fix branch; what had been spent at the last green run
+    # or retry (the branch cap counts what came after); the cap that stopped a run ("attempt",
+    # "fix branch"), which holds every model call back until a green run or a retry.
+    cost_usd: float = 0.0
+    cost_base: float = 0.0
+    capped: str = ""
     # Attempts that failed a local `verify` and were rolled back (never pushed): the commit they
     # were tried on is in `head`.
     tried: tuple[Tried, ...] = ()
@@ -80,6 +87,7 @@ class ForgeState:
                 "results": dict(self.results), "after": dict(self.after), "runs": dict(self.runs),
                 "resets": [list(r) for r in self.resets], "escalated": self.escalated,
                 "escalation_posted": self.escalation_posted, "fixed": self.fixed, "tokens": self.tokens,
+                "cost_usd": self.cost_usd, "cost_base": self.cost_base, "capped": self.capped,
                 "tried": [t.to_json() for t in self.tried], "handled": list(self.handled),
                 "command_times": list(self.command_times),
                 "proposed": self.proposed.to_json() if self.proposed else None,
@@ -110,6 +118,8 @@ class ForgeState:
                    escalation_posted=data.get("escalation_posted") is True,
                    fixed=str(data.get("fixed") or ""),
                    tokens=tokens if whole_number(tokens) else 0,
+                   cost_usd=amount(data.get("cost_usd")), cost_base=amount(data.get("cost_base")),
+                   capped=str(data.get("capped") or "")[:20],
                    tried=tuple(t for t in (Tried.from_json(x) for x in json_list(data.get("tried")))
                                if t is not None)[-_MAX_RUNS:],
                    handled=tuple(x for x in json_list(data.get("handled"))
@@ -141,6 +151,7 @@ class ForgeState:
             runs=runs, resets=(*current.resets, *(r for r in self.resets if r not in current.resets)),
             escalation_posted=self.escalation_posted or current.escalation_posted,
             fixed=self.fixed or current.fixed, tokens=max(self.tokens, current.tokens),
+            cost_usd=max(self.cost_usd, current.cost_usd), cost_base=max(self.cost_base, current.cost_base),
             tried=(*current.tried, *(t for t in self.tried if t.run not in seen_tried))[-_MAX_RUNS:],
             handled=tuple(dict.fromkeys((*current.handled, *self.handled)))[-_MAX_HANDLED:],
             command_times=tuple(sorted(set(current.command_times) | set(self.command_times)))[-_MAX_TIMES:],
@@ -160,6 +171,15 @@ class ForgeState:
 
     def with_unverifiable(self, record: Unverifiable) -> ForgeState:
         return replace(self, unverifiable=(*self.unverifiable, record)[-_MAX_RUNS:])
+
+    @property
+    def branch_spent(self) -> float:
+        """USD that counts against the fix branch cap: what was spent since the last reset."""
+        return max(0.0, self.cost_usd - self.cost_base)
+
+    def lift_cost_cap(self) -> ForgeState:
+        """A green run or a writer's retry: the fix branch cap counts from here."""
+        return replace(self, capped="", cost_base=self.cost_usd)
 
     def lift_unverifiable(self) -> ForgeState:
         """A green run or a writer's retry: every verify wall is worth another try."""
@@ -309,7 +329,7 @@ def observe_run(marker: ForgeState, chain: list[ChainLink], run_id: str, head_sh
         if green:  # a green run on an already-decided or human commit: a new count
             new = replace(marker, resets=(*marker.resets, (ResetReason.GREEN_RUN.value, tip.sha)))
     if green:
-        new = replace(new, fixed=tip.sha, escalated=False).lift_unverifiable()
+        new = replace(new, fixed=tip.sha, escalated=False).lift_unverifiable().lift_cost_cap()
     return Observation(verdict, new.with_run(run_id, verdict) if run_id else new,
                        attempt if verdict in ("passed", "failed") else None)
 
@@ -318,4 +338,4 @@ def retry(marker: ForgeState, chain: list[ChainLink]) -> ForgeState:
     """A writer's `/ci-agent retry`: a new count from the current tip."""
     head = chain[-1].sha if chain else ""
     return replace(marker, resets=(*marker.resets, (ResetReason.RETRY.value, head)), escalated=False,
-                   escalation_posted=False).lift_unverifiable()
+                   escalation_posted=False).lift_unverifiable().lift_cost_cap()

@@ -216,6 +216,13 @@ def whole_number(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
 
 
+def amount(value: Any) -> float:
+    """A USD amount as we write them: finite and >= 0; anything else reads as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if math.isfinite(value) and 0 <= value < 1e12 else 0.0
+
+
 def finite_time(value: Any) -> float | None:
     """A command time: a finite number of seconds (JSON allows 1e400 and Infinity; five infinite
     times would hold the rate limit shut forever)."""

@@ -4,6 +4,7 @@ dry run), context gathering and redaction; and the model settings from the confi
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,13 @@ from typing import Any
 from ci_agent.config import Settings
 from ci_agent.context import gather_context, render_context
 from ci_agent.engine.attempt import Seams
+from ci_agent.engine.money import new_meter
 from ci_agent.errors import UsageError
 from ci_agent.llm.client import ModelClient
 from ci_agent.llm.loop import ask_for_patch, first_request
 from ci_agent.llm.tools import RepoTools
 from ci_agent.llm.types import AskResult, ModelSettings
+from ci_agent.logguard import log_line
 from ci_agent.redact import Redactor
 from ci_agent.report import Report
 
@@ -60,4 +63,9 @@ def real_seams(settings: Settings, env: Mapping[str, str], redactor: Redactor,
     def context(repo: Path, report: Report) -> str:
         return render_context(gather_context(repo, report, settings.context, redactor))
 
-    return Seams(client_factory or anthropic_client, ask, request, context, redact)
+    return Seams(client_factory or anthropic_client, ask, request, context, redact,
+                 new_meter(settings, _warn))
+
+
+def _warn(text: str) -> None:
+    print(log_line(f"ci-agent: warning: {text}"), file=sys.stderr, flush=True)

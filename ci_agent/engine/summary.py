@@ -7,6 +7,7 @@ from __future__ import annotations
 from ci_agent.engine.attempt import AttemptLog, Outcome, Plan
 from ci_agent.engine.collect import describe
 from ci_agent.engine.local_triage import Triage
+from ci_agent.llm.pricing import usd
 from ci_agent.llm.types import Usage
 from ci_agent.redact import sanitize_untrusted
 from ci_agent.render import render
@@ -78,7 +79,7 @@ def _attempt(log: AttemptLog, plan: Plan) -> list[str]:
         out.append(f"**Commit:** `{log.commit[:12]}` on {md_code(plan.fix_branch)}")
     if log.rejections:
         out.append(f"**Patches rejected before this one:** {len(log.rejections)}")
-    out.append(f"**Tokens:** {_tokens(log.usage)}; {log.turns} model call(s)")
+    out.append(f"**Tokens:** {_tokens(log.usage)}; {log.turns} model call(s); cost {usd(log.cost_usd)}")
     return out
 
 
@@ -127,6 +128,7 @@ def summary_markdown(outcome: Outcome, plan: Plan) -> str:
         for log in outcome.attempts:
             out.extend(_attempt(log, plan))
         out.append(f"**Total tokens:** {_tokens(outcome.usage)}")
+        out.append(f"**Cost of this run:** {usd(outcome.cost_usd)}")
     if outcome.worktree is not None:
         out.append(f"Worktree kept at {md_code(str(outcome.worktree))}.")
     # Test messages, log lines and the model's own words are untrusted: each went through

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from ci_agent.engine.budget import AttemptRecord, Budget, budget_sentence
 from ci_agent.engine.platform import Words
+from ci_agent.llm.pricing import usd
 from ci_agent.redact import sanitize_untrusted
 from ci_agent.render import render
 from ci_agent.render.text import md_code
@@ -82,7 +83,7 @@ class Markup(str):
 
 
 def status_text(headline: str, fix_branch: str, source: str, budget: Budget | None, lines: Sequence[str],
-                tokens: int) -> str:
+                tokens: int, cost_usd: float = 0.0) -> str:
     """The status comment. `lines` are untrusted unless `Markup`: run messages quote branch names,
     error text and the model's words, so each goes through `untrusted_md` here, the one place."""
     out = [f"### ci-agent: {headline}",
@@ -90,15 +91,21 @@ def status_text(headline: str, fix_branch: str, source: str, budget: Budget | No
     if budget is not None:
         out.append(budget_sentence(budget))
     out.extend(line if isinstance(line, Markup) else untrusted_md(line) for line in lines if line)
-    out.append(f"Tokens used on this fix branch: {tokens}.")
+    out.append(f"Tokens used on this fix branch: {tokens}. Cost on this fix branch: {usd(cost_usd)}.")
     return "\n\n".join(out) + "\n"
 
 
 def escalation_text(fix_branch: str, failures: Sequence[AttemptRecord], report: Report | None,
-                    tokens: int, *, unpushed_source: str = "") -> str:
+                    tokens: int, *, unpushed_source: str = "", cost_usd: float = 0.0, cap: str = "") -> str:
     """`unpushed_source`: every attempt failed the in-job verify and was rolled back, so the fix
-    branch was never pushed; the text names the failing branch instead."""
-    if unpushed_source:
+    branch was never pushed; the text names the failing branch instead. `cap`: a money cap
+    stopped the run (its sentence: which cap, the amount spent, the cap)."""
+    if cap:
+        head = [f"### ci-agent: escalated: a cost cap was reached on {md_code(fix_branch)}",
+                untrusted_md(cap[:1].upper() + cap[1:] + "."),
+                "ci-agent makes no further model calls here until the cap is raised in .ci-agent.yml "
+                "(`budget:`), a green run, or a writer's `/ci-agent retry` (the day cap: the next UTC day)."]
+    elif unpushed_source:
         head = [f"### ci-agent: escalated after {len(failures)} failed attempts to fix "
                 f"{md_code(unpushed_source)}",
                 "Every attempt failed the job's `verify` command and was rolled back, so nothing was "
@@ -113,8 +120,8 @@ def escalation_text(fix_branch: str, failures: Sequence[AttemptRecord], report: 
     if report is not None:
         out.append("#### What still fails\n\n" + fence(sanitize_untrusted(render(report, "llm",
                                                                                 _FAILURE_BYTES))))
-    out.append(f"Tokens used by these attempts: {tokens}." if unpushed_source
-               else f"Tokens used on this fix branch: {tokens}.")
+    out.append((f"Tokens used by these attempts: {tokens}." if unpushed_source
+                else f"Tokens used on this fix branch: {tokens}.") + f" Cost: {usd(cost_usd)}.")
     return "\n\n".join(out) + "\n"
 
 

@@ -31,6 +31,7 @@ from ci_agent.llm.pricing import Pricing, Rates, usd
 from ci_agent.llm.types import Usage
 
 ATTEMPT, BRANCH, DAY = "attempt", "fix branch", "day"
+_NO_USAGE = Usage()
 _CAP_KEYS = {ATTEMPT: "max_cost_per_attempt_usd", BRANCH: "max_cost_per_branch_usd",
              DAY: "max_cost_per_day_usd"}
 
@@ -38,16 +39,16 @@ _CAP_KEYS = {ATTEMPT: "max_cost_per_attempt_usd", BRANCH: "max_cost_per_branch_u
 class CapReached(CiAgentError):
     """A model call refused before it was sent: it could take spending past `cap`."""
 
-    def __init__(self, cap: str, spent: float, limit: float, estimate: float) -> None:
+    def __init__(self, cap: str, spent: float, limit: float, estimate: float, why: str = "") -> None:
         self.cap, self.spent, self.limit, self.estimate = cap, spent, limit, estimate
-        super().__init__(cap_sentence(cap, spent, limit, estimate))
+        super().__init__(why or cap_sentence(cap, spent, limit, estimate))
 
 
 def cap_sentence(cap: str, spent: float, limit: float, estimate: float) -> str:
     where = {ATTEMPT: "this attempt", BRANCH: "this fix branch", DAY: "this repository today (UTC)"}[cap]
+    then = f", and the next call could cost up to {usd(estimate)}" if estimate else ""
     return (f"the {cap} cost cap stopped ci-agent before a model call: {usd(spent)} spent on {where}, "
-            f"cap {usd(limit)} (budget.{_CAP_KEYS[cap]}), and the next call could cost up to "
-            f"{usd(estimate)}")
+            f"cap {usd(limit)} (budget.{_CAP_KEYS[cap]}){then}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +75,9 @@ def worst_case(rates: Rates, input_tokens: int, max_tokens: int) -> float:
 class Meter:
     """Spending of one run against the caps. `branch_before` and `day_before` are what was spent
     before this run (the fix branch's ledger, the day's); the attempt's count starts at each
-    `start_attempt`. `warn` is told once about a model with no known price."""
+    `start_attempt`. `warn` is told once about a model with no known price. `blocked`: a cap
+    that stands before any call (a mark in the ledgers, an unreadable day ledger): every call is
+    refused with it."""
 
     pricing: Pricing = field(default_factory=Pricing.from_config)
     caps: Caps = field(default_factory=Caps)
@@ -85,6 +88,9 @@ class Meter:
     attempt_cost: float = 0.0
     attempt: int = 0
     attempt_costs: dict[int, float] = field(default_factory=dict)  # attempt number -> USD
+    attempt_usage: dict[int, Usage] = field(default_factory=dict)
+    attempt_calls: dict[int, int] = field(default_factory=dict)
+    blocked: CapReached | None = None
     _warned: set[str] = field(default_factory=set)
 
     def start_attempt(self, number: int) -> None:
@@ -106,6 +112,8 @@ class Meter:
 
     def check(self, estimate: float) -> None:
         """Raise `CapReached` for the first cap (attempt, fix branch, day) `estimate` would pass."""
+        if self.blocked is not None:
+            raise self.blocked
         spent, limits = self.spent(), self.limits()
         for cap in (ATTEMPT, BRANCH, DAY):
             if limits[cap] > 0 and spent[cap] + estimate > limits[cap]:
@@ -119,20 +127,24 @@ class Meter:
                 return CapReached(cap, spent[cap], limits[cap], 0.0)
         return None
 
-    def add(self, cost: float) -> None:
+    def add(self, cost: float, usage: Usage = _NO_USAGE) -> None:
         self.run_cost += cost
         self.attempt_cost += cost
         self.attempt_costs[self.attempt] = self.attempt_costs.get(self.attempt, 0.0) + cost
+        self.attempt_usage[self.attempt] = self.attempt_usage.get(self.attempt, Usage()) + usage
+        self.attempt_calls[self.attempt] = self.attempt_calls.get(self.attempt, 0) + 1
 
-    def client(self, inner: ModelClient) -> MeteredClient:
-        return MeteredClient(inner, self)
+    def client(self, make: Callable[[], ModelClient]) -> MeteredClient:
+        return MeteredClient(make, self)
 
 
 class MeteredClient:
-    """A `ModelClient` that asks `meter` before each call and tells it the cost after."""
+    """A `ModelClient` that asks `meter` before each call and tells it the cost after. The inner
+    client is made (`make`) only once a call passed the caps: a capped run needs no API key."""
 
-    def __init__(self, inner: ModelClient, meter: Meter) -> None:
-        self.inner, self.meter = inner, meter
+    def __init__(self, make: Callable[[], ModelClient], meter: Meter) -> None:
+        self.make, self.meter = make, meter
+        self.inner: ModelClient | None = None
         self._last_bytes = self._last_messages = 0
         self._last_prompt = 0  # the previous response's input + cache tokens (0: no call yet)
         self.usage = Usage()
@@ -151,10 +163,12 @@ class MeteredClient:
     def create(self, request: dict[str, Any]) -> dict[str, Any]:
         self.meter.check(self.estimate(request))
         size = request_bytes(request)
+        if self.inner is None:
+            self.inner = self.make()
         response = self.inner.create(request)
         usage = Usage.from_api(response.get("usage"))
         self.usage += usage
-        self.meter.add(self.meter.pricing.cost_usd(str(request.get("model", "")), usage))
+        self.meter.add(self.meter.pricing.cost_usd(str(request.get("model", "")), usage), usage)
         self._last_bytes, self._last_messages = size, _messages(request)
         self._last_prompt = (usage.input_tokens + usage.cache_creation_input_tokens
                              + usage.cache_read_input_tokens)

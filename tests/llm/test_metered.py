@@ -42,18 +42,18 @@ def test_the_first_call_is_estimated_at_two_bytes_a_token_and_max_tokens_out() -
     body = request("x" * 1000)
     tokens = -(-size(body) // 2)
     expected = tokens * 3.75 / 1e6 + 1000 * 15 / 1e6  # cache-write rate: the dearer input rate
-    assert MeteredClient(ScriptedModel(), Meter()).estimate(body) == pytest.approx(expected)
+    assert MeteredClient(ScriptedModel, Meter()).estimate(body) == pytest.approx(expected)
 
 
 def test_a_call_that_could_end_exactly_at_the_cap_is_made_one_over_is_not() -> None:
     body = request("y" * 500)
-    estimate = MeteredClient(ScriptedModel(), Meter()).estimate(body)
+    estimate = MeteredClient(ScriptedModel, Meter()).estimate(body)
     model = ScriptedModel({"input_tokens": 10, "output_tokens": 1})
-    MeteredClient(model, Meter(caps=Caps(attempt=estimate))).create(body)
+    MeteredClient(lambda: model, Meter(caps=Caps(attempt=estimate))).create(body)
     assert model.sent == [1]
     refused = ScriptedModel()
     with pytest.raises(CapReached) as caught:
-        MeteredClient(refused, Meter(caps=Caps(attempt=estimate - 1e-9))).create(body)
+        MeteredClient(lambda: refused, Meter(caps=Caps(attempt=estimate - 1e-9))).create(body)
     assert refused.sent == []  # nothing was sent
     assert caught.value.cap == "attempt"
     assert "attempt cost cap" in str(caught.value) and "budget.max_cost_per_attempt_usd" in str(caught.value)
@@ -63,7 +63,7 @@ def test_later_calls_start_from_what_the_model_was_last_shown() -> None:
     model = ScriptedModel({"input_tokens": 1000, "cache_creation_input_tokens": 200,
                            "cache_read_input_tokens": 500, "output_tokens": 300},
                           {"input_tokens": 1, "output_tokens": 1})
-    client = MeteredClient(model, Meter())
+    client = MeteredClient(lambda: model, Meter())
     first = request("z" * 100)
     client.create(first)
     second = request("z" * 100, turns=3)
@@ -78,7 +78,7 @@ def test_the_real_cost_is_added_after_each_call_per_attempt() -> None:
     usage = {"input_tokens": 2000, "output_tokens": 500, "cache_creation_input_tokens": 10_000,
              "cache_read_input_tokens": 40_000}
     meter = Meter()
-    client = meter.client(ScriptedModel(usage, usage))
+    client = meter.client(lambda: ScriptedModel(usage, usage))
     meter.start_attempt(1)
     client.create(request("a"))
     meter.start_attempt(2)
@@ -92,12 +92,12 @@ def test_the_real_cost_is_added_after_each_call_per_attempt() -> None:
 @pytest.mark.parametrize(("caps", "cap"), [(Caps(branch=1.0), BRANCH), (Caps(day=1.0), DAY)])
 def test_spending_before_this_run_counts_against_branch_and_day(caps: Caps, cap: str) -> None:
     body = request("c")
-    estimate = MeteredClient(ScriptedModel(), Meter()).estimate(body)
+    estimate = MeteredClient(ScriptedModel, Meter()).estimate(body)
     meter = Meter(caps=caps, branch_before=1.0 - estimate, day_before=1.0 - estimate)
-    MeteredClient(ScriptedModel({"input_tokens": 0}), meter).create(body)  # exactly at the cap: made
+    MeteredClient(lambda: ScriptedModel({"input_tokens": 0}), meter).create(body)  # exactly at the cap: made
     meter.run_cost = 1e-9
     with pytest.raises(CapReached) as caught:
-        meter.client(ScriptedModel()).create(body)
+        meter.client(ScriptedModel).create(body)
     assert caught.value.cap == cap
     assert caught.value.limit == 1.0
 
@@ -111,7 +111,7 @@ def test_a_cap_reached_before_the_run_stands() -> None:
 def test_an_unknown_model_is_priced_dear_and_said_once() -> None:
     said: list[str] = []
     meter = Meter(warn=said.append)
-    client = meter.client(ScriptedModel({"output_tokens": 1000}, {"output_tokens": 1000}))
+    client = meter.client(lambda: ScriptedModel({"output_tokens": 1000}, {"output_tokens": 1000}))
     body = {**request("d"), "model": "claude-test"}
     client.create(body)
     client.create(body)
@@ -121,5 +121,6 @@ def test_an_unknown_model_is_priced_dear_and_said_once() -> None:
 
 def test_configured_prices_are_used() -> None:
     meter = Meter(Pricing.from_config((ModelPrice("claude-test", 1, 1, 1, 2),)))
-    meter.client(ScriptedModel({"output_tokens": 1_000_000})).create({**request("e"), "model": "claude-test"})
+    client = meter.client(lambda: ScriptedModel({"output_tokens": 1_000_000}))
+    client.create({**request("e"), "model": "claude-test"})
     assert meter.run_cost == pytest.approx(2.0)

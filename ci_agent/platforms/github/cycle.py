@@ -157,7 +157,8 @@ def finish_github(env: Mapping[str, str], run: Runner,
         # Later steps (`if: steps.fix.outputs.outcome == 'error'`) can still tell what happened.
         write_outputs(env.get("GITHUB_OUTPUT", ""), {"outcome": "error", "attempt": "", "branch": "",
                                                      "pr_number": "", "pr_url": "", "tokens": "",
-                                                     "verdict": ""})
+                                                     "verdict": "",
+                                                     "cost_usd": ""})
         summary_path = env.get("GITHUB_STEP_SUMMARY", "")
         write_summary(summary_path, f"## ci-agent: error\n\n{untrusted_md(redact(str(exc)))}\n")
         raise

@@ -129,7 +129,13 @@ def outputs(result: Result) -> dict[str, str]:
     verdict = json.dumps(result.verdict.to_json(), separators=(",", ":")) if result.verdict else ""
     return {"outcome": result.outcome, "attempt": str(result.attempt) if result.attempt else "",
             "branch": result.branch, "pr_number": str(pr.number) if pr else "",
-            "pr_url": pr.url if pr else "", "tokens": str(result.tokens), "verdict": verdict}
+            "pr_url": pr.url if pr else "", "tokens": str(result.tokens), "verdict": verdict,
+            "cost_usd": cost_text(result.cost_usd)}
+
+
+def cost_text(amount: float) -> str:
+    """USD as a plain decimal (six places: a cheap call is a fraction of a cent)."""
+    return f"{amount:.6f}"
 
 
 def print_request(request: Mapping[str, Any], redact: Callable[[str], str], out: TextIO) -> None:

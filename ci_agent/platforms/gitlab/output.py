@@ -33,7 +33,8 @@ def outputs(result: Result) -> dict[str, str]:
             "CI_AGENT_ATTEMPT": str(result.attempt) if result.attempt else "",
             "CI_AGENT_BRANCH": result.branch, "CI_AGENT_MR_IID": str(pr.number) if pr else "",
             "CI_AGENT_MR_URL": pr.url if pr else "", "CI_AGENT_TOKENS": str(result.tokens),
-            "CI_AGENT_VERDICT": result.verdict.kind if result.verdict else ""}
+            "CI_AGENT_VERDICT": result.verdict.kind if result.verdict else "",
+            "CI_AGENT_COST_USD": f"{result.cost_usd:.6f}"}
 
 
 def dotenv_text(values: Mapping[str, str]) -> str:
