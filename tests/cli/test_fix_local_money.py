@@ -27,7 +27,7 @@ def costly_patch(diff: str) -> dict[str, Any]:
 
 
 def env(**budget: str) -> dict[str, str]:
-    return {"CI_AGENT_MODEL_NAME": "claude-sonnet-4-5",
+    return {"CI_AGENT_MODEL_NAME": "claude-sonnet-4-5", "CI_AGENT_REVIEW_ENABLED": "false",
             **{f"CI_AGENT_BUDGET_{k.upper()}": v for k, v in budget.items()}}
 
 

@@ -31,8 +31,11 @@ COSTLY = {"input_tokens": 150_000, "output_tokens": 1000, "cache_creation_input_
 COSTLY_CALL = 0.465
 
 
-def configure(platform: Platform, budget: str) -> None:
-    push_file(platform.repo, "main", ".ci-agent.yml", MODEL + "budget:\n" + budget)
+def configure(platform: Platform, budget: str, *, review: bool = True) -> None:
+    """The trusted config: the model, the caps, and (review=False) no reviewer, whose call would
+    otherwise be the one a cap refuses after a costly fix."""
+    off = "" if review else "review:\n  enabled: false\n"
+    push_file(platform.repo, "main", ".ci-agent.yml", MODEL + off + "budget:\n" + budget)
 
 
 def costing(script: Script, usage: dict[str, int]) -> Script:
@@ -104,7 +107,7 @@ def test_the_attempt_cap_stops_before_the_call_that_would_pass_it(platform: Plat
 
 def test_the_fix_branch_cap_counts_every_run_on_the_branch(platform: Platform) -> None:
     configure(platform, "  max_cost_per_attempt_usd: 0\n  max_cost_per_branch_usd: 0.5\n"
-                        "  max_cost_per_day_usd: 0\n")
+                        "  max_cost_per_day_usd: 0\n", review=False)
     costly_fix(platform)
     first = platform.job(platform.ci("main"))
     assert first.exit_code == 0 and first.outcome == "committed", str(first)
@@ -121,7 +124,7 @@ def test_the_fix_branch_cap_counts_every_run_on_the_branch(platform: Platform) -
 
 def test_the_day_cap_is_kept_on_origin_and_read_by_the_next_job(platform: Platform) -> None:
     configure(platform, "  max_cost_per_attempt_usd: 0\n  max_cost_per_branch_usd: 0\n"
-                        "  max_cost_per_day_usd: 0.5\n")
+                        "  max_cost_per_day_usd: 0.5\n", review=False)
     costly_fix(platform)
     assert platform.job(platform.ci("main")).exit_code == 0
     origin = platform.repo.origin
@@ -136,3 +139,16 @@ def test_the_day_cap_is_kept_on_origin_and_read_by_the_next_job(platform: Platfo
     note = escalation_note(platform)
     assert "day cost cap" in note and "$0.4650 spent on this repository today" in note
     assert "cap $0.5000" in note
+
+
+def test_the_reviewers_call_is_capped_like_the_fixers(platform: Platform) -> None:
+    configure(platform, "  max_cost_per_attempt_usd: 0.5\n  max_cost_per_branch_usd: 0\n"
+                        "  max_cost_per_day_usd: 0\n")
+    costly_fix(platform)  # $0.465 of the attempt's $0.50: the review could cost more than is left
+
+    capped = platform.job(platform.ci("main"))
+
+    assert capped.exit_code == 3 and capped.outcome == "escalated", str(capped)
+    assert platform.api.review_requests == [], "the reviewer was never asked"
+    assert platform.world.origin_tip(FIX_BRANCH) is None, "an unreviewed patch is not pushed"
+    assert "attempt cost cap" in capped.stdout and "$0.4650 spent on this attempt" in capped.stdout
