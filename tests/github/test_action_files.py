@@ -38,7 +38,7 @@ ON_FAILURE = PIPELINES / init.ON_FAILURE_FILE
 WORKFLOWS = (INLINE, ON_FAILURE)
 README = REPO_ROOT / "README.md"
 # The outputs of the contract between the helpers of issue 5 (no code constant lists them yet).
-CONTRACT_OUTPUTS = ("outcome", "attempt", "branch", "pr_number", "pr_url", "tokens")
+CONTRACT_OUTPUTS = ("outcome", "attempt", "branch", "pr_number", "pr_url", "tokens", "verdict", "cost_usd")
 
 
 def _steps(workflow: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
