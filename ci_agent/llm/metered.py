@@ -119,14 +119,6 @@ class Meter:
             if limits[cap] > 0 and spent[cap] + estimate > limits[cap]:
                 raise CapReached(cap, spent[cap], limits[cap], estimate)
 
-    def standing(self) -> CapReached | None:
-        """A cap already reached before any call (spent >= cap): no call can be made under it."""
-        spent, limits = self.spent(), self.limits()
-        for cap in (BRANCH, DAY):
-            if limits[cap] > 0 and spent[cap] >= limits[cap]:
-                return CapReached(cap, spent[cap], limits[cap], 0.0)
-        return None
-
     def add(self, cost: float, usage: Usage = _NO_USAGE) -> None:
         self.run_cost += cost
         self.attempt_cost += cost

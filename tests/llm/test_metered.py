@@ -102,10 +102,11 @@ def test_spending_before_this_run_counts_against_branch_and_day(caps: Caps, cap:
     assert caught.value.limit == 1.0
 
 
-def test_a_cap_reached_before_the_run_stands() -> None:
-    assert Meter(caps=Caps(branch=5), branch_before=5.0).standing() is not None
-    assert Meter(caps=Caps(branch=5), branch_before=4.99).standing() is None
-    assert Meter(caps=Caps(), branch_before=500).standing() is None  # 0: no cap
+def test_a_cap_already_reached_refuses_even_a_free_call_and_zero_is_no_cap() -> None:
+    with pytest.raises(CapReached):
+        Meter(caps=Caps(branch=5), branch_before=5.0 + 1e-9).check(0.0)
+    Meter(caps=Caps(branch=5), branch_before=5.0).check(0.0)  # exactly at the cap: nothing more
+    Meter(caps=Caps(), branch_before=500, day_before=500).check(100.0)  # 0: no cap
 
 
 def test_an_unknown_model_is_priced_dear_and_said_once() -> None:
