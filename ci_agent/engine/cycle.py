@@ -122,6 +122,10 @@ class Run:
         self.observing = trig.on_fix_branch or self.in_place
         self.client_factory = client_factory
         self.notes: tuple[str, ...] = ()  # what could not be fetched (missing artifacts ...)
+        # what the verdicts before the model found without a verdict (engine/triage_run.py)
+        self.judgment: tuple[str, ...] = ()
+        # lines every status comment of this run adds (failures the default branch shares)
+        self.status_notes: tuple[str, ...] = ()
         self.config_note = ""  # the branch changes the configuration: it takes effect after merge
         self.redact = Redactor.from_environ({**env, "CI_AGENT_INPUT_KEY": inputs.anthropic_api_key,
                                              "CI_AGENT_INPUT_TOKEN": inputs.token}).redact
@@ -133,6 +137,7 @@ class Run:
             return
         if self.config_note:
             lines = [*lines, self.config_note]
+        lines = [*lines, *self.status_notes]
         body = self.redact(texts.status_text(headline, cycle.fix_branch, cycle.source, budget, lines,
                                              cycle.marker.tokens, cycle.marker.cost_usd))
         numbers = [n for n in (pr.number if pr else None, self.trig.pr_number, *also) if n is not None]
@@ -148,6 +153,9 @@ class Run:
         if self.notes:
             notes = "".join(f"- {untrusted_md_line(n)}\n" for n in self.notes)
             details = "**Inputs not used:**\n" + notes + "\n" + details
+        if self.judgment:
+            lines = "".join(f"- {untrusted_md_line(n)}\n" for n in self.judgment)
+            details = "**Before the model:**\n" + lines + "\n" + details
         return Result(outcome, code, message, cycle.fix_branch, attempt, pr or cycle.pr, tokens, details,
                       collected.report if collected else None, cost_usd=cycle.marker.cost_usd)
 

@@ -49,7 +49,7 @@ def execute(run: Run, cycle: Cycle, tmp: Path) -> Result:
             now = _observe(run, cycle, seen, now, decision.green)
         else:
             assert seen.collected is not None  # triage comes after a red run was collected
-            seen.triage = triage_run.look(run, cycle, seen.collected, seen.sources)
+            seen.triage = triage_run.look(run, cycle, seen.collected, seen.sources, tmp)
             now = replace(now, triage=seen.triage.kind)
         decision = d.decide(now)
     return _carry_out(run, cycle, seen, decision)
@@ -80,6 +80,9 @@ def _observe(run: Run, cycle: Cycle, seen: Seen, now: d.Situation, green: bool) 
 
 def _carry_out(run: Run, cycle: Cycle, seen: Seen, decision: d.Decision) -> Result:
     kind, collected = decision.kind, seen.collected
+    if kind == d.SKIP and decision.why == d.RERUN_PENDING:
+        assert seen.triage is not None and collected is not None
+        return triage_run.rerun_pending(run, cycle, seen.chain, collected, seen.triage, seen.unfolded)
     if kind == d.SKIP:
         return run.result(cycle, "skipped", ExitCode.OK, _skip_message(run, cycle, decision.why),
                           collected=collected)

@@ -93,12 +93,18 @@ class SiteFake(GitHubFake):
 
     def run_json(self, run_id: int) -> dict[str, Any]:
         meta = self.run_meta[run_id]
+        # once ci-agent asked GitHub to re-run the failed jobs (issue 16), the run is what that
+        # attempt made it: its attempt number, status and conclusion (the base fake settles them)
+        rerun = self.runs.get(run_id)
+        rerun = rerun if rerun is not None and rerun.attempt > 1 else None
         url = f"{self._repo_url}/actions/runs/{run_id}"
         repo = {"id": 42, "name": self.repo, "full_name": self.full_name,
                 "url": self._repo_url, "html_url": f"{SERVER_URL}/{self.full_name}"}
-        return {"id": run_id, "name": "ci", "node_id": f"WFR_{run_id}", "status": "completed",
-                "conclusion": meta["conclusion"], "head_branch": meta["head_branch"],
-                "head_sha": meta["head_sha"], "event": meta["event"], "run_attempt": meta["run_attempt"],
+        return {"id": run_id, "name": "ci", "node_id": f"WFR_{run_id}",
+                "status": rerun.status if rerun else "completed",
+                "conclusion": (rerun.conclusion or None) if rerun else meta["conclusion"],
+                "head_branch": meta["head_branch"], "head_sha": meta["head_sha"], "event": meta["event"],
+                "run_attempt": max(meta["run_attempt"], rerun.attempt if rerun else 1),
                 "run_number": run_id, "workflow_id": 7, "path": ".github/workflows/ci.yml",
                 "display_title": "ci", "url": url,
                 "html_url": f"{SERVER_URL}/{self.full_name}/actions/runs/{run_id}",
