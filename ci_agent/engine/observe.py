@@ -17,6 +17,7 @@ from ci_agent.engine.escalation import commit_record
 from ci_agent.engine.forge import ChangeRequest, Forge, Permission
 from ci_agent.engine.marker import ChainLink, ForgeState, events, fetch_fix_branch
 from ci_agent.engine.trusted import cycle_config
+from ci_agent.engine.types import Trigger
 from ci_agent.errors import ExitCode, UsageError
 
 
@@ -27,8 +28,10 @@ def open_cycle(run: Run) -> Cycle | Result:
     trig = run.trig
     # Who pushed a same-repository branch had write access; the check matters for the source
     # branch's run. Runs on our fix branch were started by our own pushes (an App bot has no
-    # collaborator permission), so they are not checked.
-    if trig.kind in ("workflow_run", "pipeline") and trig.actor and not trig.on_fix_branch:
+    # collaborator permission), so they are not checked; nor is a run's next attempt that we
+    # started (the flaky check's re-run of failed jobs: its first attempt was checked then).
+    if (trig.kind in ("workflow_run", "pipeline") and trig.actor and not trig.on_fix_branch
+            and not _our_rerun(trig, forge)):
         level = forge.permission(trig.actor)
         if level < Permission.WRITE:
             return Result("refused", ExitCode.OK, f"{trig.actor} has {level.name.lower()} "
@@ -38,6 +41,11 @@ def open_cycle(run: Run) -> Cycle | Result:
     if run.in_place:
         return _in_place_cycle(run, repo, settings, forge, token)
     return _fix_branch_cycle(run, repo, settings, forge, token)
+
+
+def _our_rerun(trig: Trigger, forge: Forge) -> bool:
+    """A later attempt of a run, started by our own token (GitHub names who re-ran it)."""
+    return trig.run_attempt not in ("", "1") and trig.actor.lower() == forge.own_login().lower()
 
 
 def _settings(run: Run, repo: Path, forge: Forge, token: str) -> Settings:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from ci_agent.engine.forge import parse_marker
-from tests.platform_scenarios.base import push_file
+from tests.platform_scenarios.base import FIX_BRANCH, push_file
 from tests.platform_scenarios.platforms import Platform, Run, assert_outputs, the_status_note
 from tests.platform_scenarios.steps import answer, model_calls
 
@@ -135,4 +136,28 @@ def test_a_re_run_still_running_ends_the_job_and_its_completion_decides(platform
 
     assert_outputs(done, "committed", attempt="1")
     assert reruns_asked(platform) == 1, "no second re-run"
+    assert model_calls(platform) == 1
+
+
+def test_a_flaky_failure_of_our_attempts_ci_is_not_a_failed_attempt(platform: Platform) -> None:
+    answer(platform, "broken", "floor")  # a patch whose CI fails: here, as if a test flaked
+    assert_outputs(platform.job(platform.ci("main")), "committed", attempt="1")
+    red = platform.ci(FIX_BRANCH)
+    assert platform.failed(red)
+    reruns_end(platform, "success")
+
+    judged = platform.job(red)
+
+    assert_outputs(judged, "flaky", attempt="")
+    assert model_calls(platform) == 1, "only attempt 1's"
+    request = platform.fix_request()
+    assert "ci-agent:flaky" in request.labels
+    body = the_status_note(platform, request.number)["body"]
+    assert "decides nothing about the attempt" in body, body
+    assert "attempt 1 of 3 waiting for CI; 0 failed" in body, body
+    # the re-run passed: its completion is a green run of the attempt's commit, which decides it
+    # (GitHub: the run's next attempt, green; GitLab: the pipeline, green now, runs its success job)
+    green = red if platform.name == "github" else replace(red, status="success")
+    done = platform.retry(green)
+    assert_outputs(done, "fixed")
     assert model_calls(platform) == 1
