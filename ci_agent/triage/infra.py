@@ -51,6 +51,7 @@ from ci_agent.triage.infra_signals import (
     RESOURCE_CATEGORIES,
     Category,
     is_consequence,
+    match_signal,
     message_signal,
 )
 
@@ -120,8 +121,16 @@ def job_hits(jobs: Sequence[JobOutcome]) -> list[Hit]:
 
 
 def message_hits(report: Report) -> list[Hit]:
-    """Signals in the report's own items (a Go build's `main.go:3:8: ... dial tcp ...`)."""
+    """Signals in the report's own items (a Go build's `main.go:3:8: ... dial tcp ...`) and in
+    the last lines it kept of a log nothing could read (`pip install` read from stdin)."""
     hits = []
+    for tail in report.log_tails:
+        for line in tail.lines:
+            matched = match_signal(line.strip())
+            if matched is not None:
+                signal, where = matched
+                hits.append(Hit(signal.category, evidence_text(where.string, where.start()),
+                                Path(tail.source).name))
     for diag in report.diagnostics:
         if diag.severity is Severity.ERROR:
             found = message_signal(_diagnostic_text(diag))

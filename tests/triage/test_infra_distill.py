@@ -4,6 +4,7 @@ the llm and markdown renderings."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -75,3 +76,12 @@ def test_the_verdict_line_keeps_the_markdown_within_its_budget(capsys: Cap) -> N
     out = distill(capsys, "--output", "markdown", "--max-bytes", "600", str(INFRA / "node-heap-oom.log"))
     assert len(out.encode()) <= 600
     assert "**Verdict: infrastructure.**" in out
+
+
+def test_a_log_read_from_stdin_is_judged_by_the_lines_the_report_kept(
+        capsys: Cap, monkeypatch: pytest.MonkeyPatch) -> None:
+    """stdin is read once: what pip printed last is in the report's log tail, and that is enough."""
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO((INFRA / "pip-dns.log").read_bytes())))
+    llm = distill(capsys, "--output", "llm", "-").splitlines()
+    assert llm[1] == ("verdict: infrastructure: Not a code failure: the network failed "
+                      "(name resolution or connection).")
