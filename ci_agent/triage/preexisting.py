@@ -135,7 +135,7 @@ def compare(ours: Report, theirs: Report, *, where: str = "the default branch"
     tests = tuple(f.test for f in shared if f.test is not None)[:MAX_NAMED]
     if len(shared) == len(mine):
         count = len(shared)
-        reason = (f"{'the failure' if count == 1 else f'all {count} failures'} here also "
+        reason = (f"{'The failure' if count == 1 else f'All {count} failures'} here also "
                   f"{'fails' if count == 1 else 'fail'} on {where}: this change did not cause "
                   f"{'it' if count == 1 else 'them'}")
         return Verdict("pre_existing", reason, tuple(named), tests)

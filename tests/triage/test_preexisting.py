@@ -40,7 +40,8 @@ def test_every_failure_red_there_too_is_pre_existing() -> None:
     assert isinstance(found, Verdict)
     assert found.kind == "pre_existing"
     assert found.tests == ("tests/test_cart.py::test_total", "tests/test_cart.py::test_tax")
-    assert "all 2 failures here also fail on main (its latest run, 41)" in found.reason
+    assert found.reason == ("All 2 failures here also fail on main (its latest run, 41): this change "
+                            "did not cause them")
     assert found.to_json()["kind"] == "pre_existing"
 
 
@@ -117,7 +118,7 @@ def test_many_failures_are_named_up_to_a_cap() -> None:
     found = compare(many, many)
     assert isinstance(found, Verdict)
     assert len(found.tests) == len(found.evidence) == MAX_NAMED
-    assert f"all {MAX_NAMED + 15} failures" in found.reason
+    assert f"All {MAX_NAMED + 15} failures" in found.reason
 
 
 # -- properties ------------------------------------------------------------------------------
