@@ -37,7 +37,8 @@ RUN_ID = 5150
 R = "/repos/octo/app"
 P = "/api/v4/projects/acme/shop"
 # The clean runs' requests in order (test_the_clean_run_is_the_reference checks them): the fault
-# points aim at these.
+# points aim at these. Before the model, the flaky check re-runs the failed jobs once (issue 16:
+# the run's state, the re-run, the re-run's state and jobs; the fakes' re-run fails again).
 GITHUB_REFERENCE = tuple(Request(*line.split()) for line in f"""
     api GET {R}/collaborators/octocat/permission
     api GET {R}
@@ -53,6 +54,10 @@ GITHUB_REFERENCE = tuple(Request(*line.split()) for line in f"""
     api GET {R}/actions/runs/9101/artifacts
     api GET {R}/actions/artifacts/1002/zip
     storage GET /zips/1002
+    api GET {R}/actions/runs/9101
+    api POST {R}/actions/runs/9101/rerun-failed-jobs
+    api GET {R}/actions/runs/9101
+    api GET {R}/actions/runs/9101/jobs
     api GET {R}/pulls
     api POST {R}/pulls
     api POST {R}/issues/1/labels
@@ -73,6 +78,10 @@ GITLAB_REFERENCE = tuple(Request("api", *line.split()) for line in f"""
     GET {P}/jobs/5002/trace
     GET {P}/pipelines/1001/jobs
     GET {P}/jobs/5002/artifacts
+    GET {P}/pipelines/1001/jobs
+    POST {P}/jobs/5002/retry
+    GET {P}/pipelines/1001
+    GET /api/v4/projects/42/pipelines/1001/jobs
     GET {P}/merge_requests
     POST {P}/merge_requests
     PUT {P}/merge_requests/1

@@ -17,8 +17,11 @@ from tests.toolchain import PYTHON
 
 
 def touched_anywhere(repo: Path) -> set[str]:
-    """Every path any commit not on main changes, over every ref (branches, attempt records)."""
-    out = git(repo, "log", "--all", "--not", "main", "--format=", "--name-only")
+    """Every path any commit not on main changes, over every ref (branches, attempt records).
+    The day's spend and the flaky-test records (issue 16) are ci-agent's own ledgers — root
+    commits holding `<date>.json` / the records, never a repository file — so they are left out."""
+    out = git(repo, "log", "--exclude=refs/ci-agent/spend", "--exclude=refs/ci-agent/flaky", "--all",
+              "--not", "main", "--format=", "--name-only")
     return {line for line in out.splitlines() if line}
 
 

@@ -109,7 +109,7 @@ def assert_only_our_outputs(run: Ran) -> None:
     if isinstance(run.job, ActionRun):
         outputs = run.job.outputs
         assert set(outputs) <= {"outcome", "attempt", "branch", "pr_number", "pr_url", "tokens", "summary",
-                                "reason", "escalated"}, outputs
+                                "reason", "escalated", "verdict", "cost_usd"}, outputs
         commands = [line for line in run.stdout.splitlines() if line.startswith("::")]
         forged = [line for line in commands
                   if "forged" in line or line.startswith(("::set-output", "::stop-"))]
